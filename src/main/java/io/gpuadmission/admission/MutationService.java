@@ -1,0 +1,68 @@
+package io.gpuadmission.admission;
+
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
+import io.gpuadmission.admission.AdmissionMetrics.Outcome;
+import io.gpuadmission.cluster.NodeInventory;
+import io.gpuadmission.mutation.MutationContext;
+import io.gpuadmission.mutation.PodMutator;
+import io.gpuadmission.policy.FailureModePolicy.FailureMode;
+import io.gpuadmission.policy.PolicyStore;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.List;
+import org.jboss.logging.Logger;
+
+/**
+ * Answers {@code /mutate}: pods on CREATE go through the mutation rules; every other kind and
+ * operation is allowed unchanged. An unexpected failure is answered by the policy's failure mode.
+ */
+@ApplicationScoped
+public class MutationService {
+  static final String ENDPOINT = "mutate";
+  private static final Logger LOG = Logger.getLogger(MutationService.class);
+
+  private final PolicyStore policies;
+  private final NodeInventory nodes;
+  private final AdmissionMetrics metrics;
+  private final PodMutator mutator = new PodMutator(PodMutator.standardRules(), KubernetesJson.mapper());
+
+  public MutationService(PolicyStore policies, NodeInventory nodes, AdmissionMetrics metrics) {
+    this.policies = policies;
+    this.nodes = nodes;
+    this.metrics = metrics;
+  }
+
+  public AdmissionResponse review(DecodedReview review) {
+    var start = System.nanoTime();
+    if (!review.isCoreKind("Pod") || !"CREATE".equals(review.operation()) || review.object() == null) {
+      metrics.record(ENDPOINT, Outcome.ALLOWED, start);
+      return Responses.allow(review.uid(), List.of());
+    }
+    var policy = policies.current();
+    try {
+      var result = mutator.mutate(review.object(), new MutationContext(review.namespace(), policy, nodes.models()));
+      result.changedRules().forEach(rule -> metrics.ruleApplied(ENDPOINT, rule));
+      if (!result.changed()) {
+        metrics.record(ENDPOINT, Outcome.ALLOWED, start);
+        return Responses.allow(review.uid(), result.warnings());
+      }
+      metrics.record(ENDPOINT, Outcome.PATCHED, start);
+      return Responses.patch(review.uid(), result.patch().toString(), result.warnings());
+    } catch (RuntimeException e) {
+      LOG.errorf(e, "mutate: could not judge pod %s/%s (uid %s)", review.namespace(), review.objectName(), review.uid());
+      var gpuPod = RawPodInspector.asksForGpu(review.object(), policy);
+      var mode = policy.failureMode().forPod(gpuPod);
+      var what = "gpu-admission could not judge pod \"" + review.objectName() + "\" (" + e.getClass().getSimpleName() + ")";
+      if (mode == FailureMode.OPEN) {
+        metrics.record(ENDPOINT, Outcome.FAILED_OPEN, start);
+        return Responses.allow(review.uid(), List.of(what + "; admitted unchanged (policy failureMode is open)"));
+      }
+      metrics.record(ENDPOINT, Outcome.FAILED_CLOSED, start);
+      return Responses.deny(
+          review.uid(),
+          "InternalError",
+          what + "; GPU pods are refused when they cannot be judged (policy failureMode.gpuPods: closed)."
+              + " Check the pod's resources and labels, or see the webhook log for uid " + review.uid(),
+          List.of());
+    }
+  }
+}

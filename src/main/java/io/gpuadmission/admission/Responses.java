@@ -1,0 +1,48 @@
+package io.gpuadmission.admission;
+
+import io.fabric8.kubernetes.api.model.Status;
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.List;
+
+/** The few AdmissionResponse shapes the webhook answers with. */
+public final class Responses {
+  /** Kubernetes truncates long messages in kubectl output; keep refusals readable. */
+  static final int MAX_MESSAGE = 1000;
+
+  private Responses() {}
+
+  public static AdmissionResponse allow(String uid, List<String> warnings) {
+    var response = new AdmissionResponse();
+    response.setUid(uid);
+    response.setAllowed(true);
+    if (!warnings.isEmpty()) {
+      response.setWarnings(List.copyOf(warnings));
+    }
+    return response;
+  }
+
+  public static AdmissionResponse patch(String uid, String jsonPatch, List<String> warnings) {
+    var response = allow(uid, warnings);
+    response.setPatchType("JSONPatch");
+    response.setPatch(Base64.getEncoder().encodeToString(jsonPatch.getBytes(StandardCharsets.UTF_8)));
+    return response;
+  }
+
+  /** A refusal: HTTP 200 with {@code allowed: false}; {@code status.code} carries 403. */
+  public static AdmissionResponse deny(String uid, String reason, String message, List<String> warnings) {
+    var response = new AdmissionResponse();
+    response.setUid(uid);
+    response.setAllowed(false);
+    var status = new Status();
+    status.setCode(403);
+    status.setReason(reason);
+    status.setMessage(message.length() <= MAX_MESSAGE ? message : message.substring(0, MAX_MESSAGE - 3) + "...");
+    response.setStatus(status);
+    if (!warnings.isEmpty()) {
+      response.setWarnings(List.copyOf(warnings));
+    }
+    return response;
+  }
+}

@@ -1,0 +1,50 @@
+package io.gpuadmission.cluster;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.io.File;
+import java.util.Optional;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+/**
+ * Decides whether there is a cluster to watch. Without one (no kubeconfig, not in a pod, no API
+ * server URL configured) the informers are not started and their caches stay empty, so the
+ * webhook still starts and answers.
+ */
+@ApplicationScoped
+public class ClusterConnection {
+  private final KubernetesClient client;
+  private final boolean available;
+
+  public ClusterConnection(
+      KubernetesClient client,
+      @ConfigProperty(name = "gpu-admission.cluster.enabled") Optional<Boolean> forced,
+      @ConfigProperty(name = "quarkus.kubernetes-client.api-server-url") Optional<String> apiServer) {
+    this.client = client;
+    this.available = forced.orElseGet(() -> apiServer.isPresent() || detected());
+  }
+
+  public boolean available() {
+    return available;
+  }
+
+  public KubernetesClient client() {
+    return client;
+  }
+
+  private static boolean detected() {
+    if (System.getenv("KUBERNETES_SERVICE_HOST") != null) {
+      return true;
+    }
+    var kubeconfig = System.getenv("KUBECONFIG");
+    if (kubeconfig != null && !kubeconfig.isBlank()) {
+      for (var path : kubeconfig.split(File.pathSeparator)) {
+        if (new File(path).isFile()) {
+          return true;
+        }
+      }
+      return false;
+    }
+    return new File(System.getProperty("user.home"), ".kube/config").isFile();
+  }
+}

@@ -1,0 +1,44 @@
+package io.gpuadmission.cluster;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The GPU models the cluster has and the smallest per-GPU memory (MiB) reported for each, so that
+ * "at least 16Gi" holds on every node of a model it names.
+ */
+public record GpuModelCatalog(Map<String, Long> smallestMemoryMiB) {
+  public static final GpuModelCatalog EMPTY = new GpuModelCatalog(Map.of());
+
+  public GpuModelCatalog {
+    smallestMemoryMiB = java.util.Collections.unmodifiableMap(new TreeMap<>(smallestMemoryMiB));
+  }
+
+  public static GpuModelCatalog of(Collection<GpuNode> nodes) {
+    var smallest = new TreeMap<String, Long>();
+    for (var node : nodes) {
+      if (node.model().isPresent() && node.memoryMiB().isPresent()) {
+        smallest.merge(node.model().get(), node.memoryMiB().getAsLong(), Math::min);
+      }
+    }
+    return new GpuModelCatalog(smallest);
+  }
+
+  public boolean isEmpty() {
+    return smallestMemoryMiB.isEmpty();
+  }
+
+  /**
+   * Models whose memory is at least {@code minimumMiB} less {@code tolerancePercent} percent (GPUs
+   * report a little less than the size they are sold as), sorted by name.
+   */
+  public List<String> modelsWithAtLeast(long minimumMiB, int tolerancePercent) {
+    var threshold = minimumMiB - minimumMiB * tolerancePercent / 100;
+    return smallestMemoryMiB.entrySet().stream()
+        .filter(e -> e.getValue() >= threshold)
+        .map(Map.Entry::getKey)
+        .toList();
+  }
+}

@@ -1,0 +1,97 @@
+package io.gpuadmission.cluster;
+
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.gpuadmission.policy.PolicyStore;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jboss.logging.Logger;
+
+/**
+ * The cluster's nodes as {@link GpuNode} records, kept current by a fabric8 informer; requests
+ * read it and never call the API server. Derived views are rebuilt on change, not per request.
+ */
+@ApplicationScoped
+public class NodeInventory {
+  private static final Logger LOG = Logger.getLogger(NodeInventory.class);
+
+  private final ClusterConnection cluster;
+  private final PolicyStore policies;
+  private final Map<String, GpuNode> nodes = new ConcurrentHashMap<>();
+  private volatile GpuModelCatalog catalog = GpuModelCatalog.EMPTY;
+  private volatile SharedIndexInformer<Node> informer;
+
+  public NodeInventory(ClusterConnection cluster, PolicyStore policies) {
+    this.cluster = cluster;
+    this.policies = policies;
+  }
+
+  void start(@Observes StartupEvent event) {
+    if (!cluster.available()) {
+      LOG.info("no cluster configured: node inventory stays empty");
+      return;
+    }
+    informer = cluster.client().nodes().runnableInformer(0);
+    informer.addEventHandler(
+        new ResourceEventHandler<>() {
+          @Override
+          public void onAdd(Node node) {
+            put(node);
+          }
+
+          @Override
+          public void onUpdate(Node oldNode, Node newNode) {
+            put(newNode);
+          }
+
+          @Override
+          public void onDelete(Node node, boolean finalStateUnknown) {
+            nodes.remove(node.getMetadata().getName());
+            rebuild();
+          }
+        });
+    informer
+        .start()
+        .whenComplete(
+            (ignored, failure) -> {
+              if (failure != null) {
+                LOG.warnf("node informer could not start, retrying in the background: %s", failure.getMessage());
+              }
+            });
+  }
+
+  void stop(@Observes ShutdownEvent event) {
+    if (informer != null) {
+      informer.close();
+    }
+  }
+
+  /** True once the informer has listed the nodes at least once. */
+  public boolean synced() {
+    return informer != null && informer.hasSynced();
+  }
+
+  public List<GpuNode> nodes() {
+    return List.copyOf(nodes.values());
+  }
+
+  public GpuModelCatalog models() {
+    return catalog;
+  }
+
+  /** Records a node; public for tests that fill the inventory without a cluster. */
+  public void put(Node node) {
+    nodes.put(node.getMetadata().getName(), GpuNodeMapper.map(node, policies.current().nodeLabels()));
+    rebuild();
+  }
+
+  private void rebuild() {
+    catalog = GpuModelCatalog.of(nodes.values());
+  }
+}

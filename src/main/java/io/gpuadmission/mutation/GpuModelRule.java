@@ -1,0 +1,92 @@
+package io.gpuadmission.mutation;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.gpuadmission.pod.NodeAffinityEditor;
+import io.gpuadmission.pod.PodResources;
+import io.gpuadmission.pod.PodSelectors;
+import java.math.BigDecimal;
+import java.util.regex.Pattern;
+
+/**
+ * Pins a whole-GPU pod to a GPU model: the model it names in an annotation, else its namespace's
+ * default; or, when it names a minimum GPU memory, to the models that have that much. The model
+ * label holds text such as {@code 12209MiB}, which {@code Gt} cannot compare, so the minimum
+ * becomes an {@code In} list of models read from the node inventory.
+ */
+public final class GpuModelRule implements PodMutationRule {
+  public static final String NAME = "gpu-model";
+  private static final Pattern LABEL_VALUE = Pattern.compile("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]");
+  private static final BigDecimal MIB = BigDecimal.valueOf(1024L * 1024L);
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public void apply(Pod pod, MutationContext context, MutationReport report) {
+    var policy = context.policy();
+    var wholeGpu = policy.topology();
+    if (!PodResources.asksFor(pod, r -> r.equals(wholeGpu.wholeGpuResource()) || r.equals(wholeGpu.resourceName()))) {
+      return;
+    }
+    var modelLabel = policy.nodeLabels().model();
+    var annotations = pod.getMetadata().getAnnotations();
+    var asked = annotations == null ? null : annotations.get(policy.gpuModel().modelAnnotation());
+    var model = asked != null ? asked : policy.gpuModel().namespaceDefaults().get(context.namespace());
+    if (PodSelectors.selectsByLabel(pod, modelLabel)) {
+      var chosen = PodSelectors.nodeSelectorValue(pod, modelLabel);
+      if (asked != null && chosen.isPresent() && !chosen.get().equals(normalise(asked))) {
+        report.note("kept nodeSelector " + modelLabel + "=" + chosen.get() + " although the pod asks for GPU model " + asked);
+      }
+      return;
+    }
+    if (model != null) {
+      pin(pod, modelLabel, model, asked != null ? "asked by annotation" : "namespace default", report);
+      return;
+    }
+    var minimum = annotations == null ? null : annotations.get(policy.gpuModel().minMemoryAnnotation());
+    if (minimum != null) {
+      restrictByMemory(pod, context, modelLabel, minimum, report);
+    }
+  }
+
+  private static void pin(Pod pod, String modelLabel, String model, String why, MutationReport report) {
+    var value = normalise(model);
+    if (!LABEL_VALUE.matcher(value).matches() || value.length() > 63) {
+      report.note("GPU model \"" + model + "\" is not a valid label value; the pod was not pinned to a model");
+      return;
+    }
+    PodSelectors.putNodeSelector(pod, modelLabel, value);
+    report.changed(NAME, "nodeSelector " + modelLabel + "=" + value + " (" + why + ")");
+  }
+
+  private static void restrictByMemory(
+      Pod pod, MutationContext context, String modelLabel, String minimum, MutationReport report) {
+    BigDecimal bytes;
+    try {
+      bytes = Quantity.getAmountInBytes(new Quantity(minimum));
+    } catch (IllegalArgumentException | ArithmeticException notAQuantity) {
+      report.note("min-gpu-memory \"" + minimum + "\" is not a quantity such as 16Gi; ignored");
+      return;
+    }
+    var minimumMiB = bytes.divide(MIB, 0, java.math.RoundingMode.CEILING).longValueExact();
+    var models = context.models().modelsWithAtLeast(minimumMiB, context.policy().gpuModel().memoryTolerancePercent());
+    if (models.isEmpty()) {
+      report.note(
+          context.models().isEmpty()
+              ? "no GPU nodes known yet; min-gpu-memory " + minimum + " not applied"
+              : "no GPU model in the cluster has " + minimum + " per GPU; min-gpu-memory not applied");
+      return;
+    }
+    NodeAffinityEditor.requireEverywhere(pod, NodeAffinityEditor.requirement(modelLabel, "In", models));
+    report.changed(NAME, "node affinity " + modelLabel + " In " + String.join(",", models) + " (at least " + minimum + " per GPU)");
+  }
+
+  /** Node labels spell models with dashes: {@code Tesla V100-SXM2-16GB} is {@code Tesla-V100-SXM2-16GB}. */
+  static String normalise(String model) {
+    return model.trim().replace(' ', '-');
+  }
+
+}

@@ -1,0 +1,44 @@
+package io.gpuadmission.pod;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import java.util.LinkedHashMap;
+import java.util.Optional;
+import java.util.Set;
+
+/** What a pod selects by node label, through its nodeSelector or its required node affinity. */
+public final class PodSelectors {
+  /** Operators that point a pod towards nodes carrying the label, not away from them. */
+  private static final Set<String> ATTRACTING = Set.of("In", "Exists", "Gt", "Lt");
+
+  private PodSelectors() {}
+
+  public static Optional<String> nodeSelectorValue(Pod pod, String key) {
+    var selector = pod.getSpec().getNodeSelector();
+    return selector == null ? Optional.empty() : Optional.ofNullable(selector.get(key));
+  }
+
+  /** True when the nodeSelector or a required affinity expression selects nodes by {@code key}. */
+  public static boolean selectsByLabel(Pod pod, String key) {
+    return nodeSelectorValue(pod, key).isPresent()
+        || NodeAffinityEditor.anyRequiredExpression(
+            pod, e -> key.equals(e.getKey()) && ATTRACTING.contains(e.getOperator()));
+  }
+
+  /** True when any label the nodeSelector or required affinity is drawn to matches. */
+  public static boolean selectsByAnyLabel(Pod pod, java.util.function.Predicate<String> key) {
+    var selector = pod.getSpec().getNodeSelector();
+    if (selector != null && selector.keySet().stream().anyMatch(key)) {
+      return true;
+    }
+    return NodeAffinityEditor.anyRequiredExpression(
+        pod, e -> e.getKey() != null && key.test(e.getKey()) && ATTRACTING.contains(e.getOperator()));
+  }
+
+  /** Adds {@code key=value} to the nodeSelector, keeping the user's entries first. */
+  public static void putNodeSelector(Pod pod, String key, String value) {
+    var spec = pod.getSpec();
+    var selector = spec.getNodeSelector() == null ? new LinkedHashMap<String, String>() : new LinkedHashMap<>(spec.getNodeSelector());
+    selector.put(key, value);
+    spec.setNodeSelector(selector);
+  }
+}

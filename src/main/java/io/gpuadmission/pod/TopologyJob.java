@@ -1,0 +1,46 @@
+package io.gpuadmission.pod;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.policy.TopologyPolicy;
+import java.util.Optional;
+
+/**
+ * A pod's membership of a topology-aware training job, from its labels. Arena writes the literal
+ * {@code "true"} in both labels; then the job is named after the pod's controller.
+ */
+public record TopologyJob(String label, String replicas, String displayName) {
+  public static final String ARENA_MARKER = "true";
+
+  public static Optional<TopologyJob> of(Pod pod, TopologyPolicy topology) {
+    var labels = pod.getMetadata().getLabels();
+    if (labels == null) {
+      return Optional.empty();
+    }
+    var label = labels.get(topology.jobLabel());
+    var replicas = labels.get(topology.replicaLabel());
+    if (label == null || replicas == null) {
+      return Optional.empty();
+    }
+    return Optional.of(new TopologyJob(label, replicas, displayName(pod, label)));
+  }
+
+  public boolean arenaStyle() {
+    return ARENA_MARKER.equals(label);
+  }
+
+  private static String displayName(Pod pod, String label) {
+    if (!ARENA_MARKER.equals(label)) {
+      return label;
+    }
+    var owners = pod.getMetadata().getOwnerReferences();
+    if (owners != null) {
+      for (var owner : owners) {
+        if (Boolean.TRUE.equals(owner.getController())) {
+          return owner.getName();
+        }
+      }
+    }
+    var name = pod.getMetadata().getName();
+    return name != null && !name.isEmpty() ? name : String.valueOf(pod.getMetadata().getGenerateName());
+  }
+}

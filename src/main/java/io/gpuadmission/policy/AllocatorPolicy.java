@@ -1,0 +1,31 @@
+package io.gpuadmission.policy;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import java.util.Map;
+
+/** Allocator strategy names and per-model link matrices as {@code nvidia-smi topo -m} text. */
+public record AllocatorPolicy(
+    WholeGpuStrategy wholeGpu, MemoryShareStrategy memoryShare, Map<String, String> topologies) {
+
+  public AllocatorPolicy {
+    topologies = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(topologies));
+  }
+
+  /** How whole GPUs of one node are chosen. */
+  public enum WholeGpuStrategy {
+    @JsonProperty("topology")
+    TOPOLOGY,
+    @JsonProperty("first-fit")
+    FIRST_FIT
+  }
+
+  /** How a GPU-memory share is placed. */
+  public enum MemoryShareStrategy {
+    @JsonProperty("binpack")
+    BINPACK,
+    @JsonProperty("spread")
+    SPREAD,
+    @JsonProperty("fgd")
+    FGD
+  }
+}

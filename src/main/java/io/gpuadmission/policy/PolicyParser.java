@@ -1,0 +1,221 @@
+package io.gpuadmission.policy;
+
+import com.fasterxml.jackson.annotation.JsonSetter;
+import com.fasterxml.jackson.annotation.Nulls;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.MapperFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
+import com.fasterxml.jackson.databind.exc.InvalidNullException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import com.fasterxml.jackson.datatype.jdk8.Jdk8Module;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * Reads a policy document strictly: keys the user leaves out keep the built-in default, while an
+ * unknown key, a wrong type or an invalid value is an error naming the key path and its line.
+ */
+public final class PolicyParser {
+  /** Classpath resource holding the built-in default, also shipped in {@code manifests/}. */
+  public static final String DEFAULT_RESOURCE = "/policy.yaml";
+
+  private static final ObjectMapper YAML =
+      YAMLMapper.builder()
+          .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+          .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
+          .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+          .defaultSetterInfo(JsonSetter.Value.forValueNulls(Nulls.FAIL))
+          .addModule(new Jdk8Module())
+          .build();
+
+  private static final String DEFAULT_TEXT = readDefaultText();
+  private static final ObjectNode DEFAULT_TREE = (ObjectNode) readTreeUnchecked(DEFAULT_TEXT);
+  private static final GpuPolicy BUILT_IN_DEFAULT = parseDefault();
+
+  private PolicyParser() {}
+
+  /** The built-in default policy (the document in {@link #DEFAULT_RESOURCE}). */
+  public static GpuPolicy builtInDefault() {
+    return BUILT_IN_DEFAULT;
+  }
+
+  /** The text of the built-in default document. */
+  public static String builtInDefaultText() {
+    return DEFAULT_TEXT;
+  }
+
+  /** Parses {@code yamlText} over the built-in default. */
+  public static GpuPolicy parse(String yamlText) throws InvalidPolicyException {
+    var lines = new YamlKeyLines(yamlText);
+    JsonNode userTree;
+    try {
+      userTree = YAML.readTree(yamlText);
+    } catch (JsonProcessingException e) {
+      var location = e.getLocation();
+      throw new InvalidPolicyException(
+          List.of(
+              new PolicyError(
+                  "", location == null ? 0 : location.getLineNr(), "not valid YAML: " + e.getOriginalMessage())));
+    }
+    if (userTree == null || userTree.isMissingNode() || userTree.isNull()) {
+      userTree = YAML.createObjectNode();
+    }
+    if (!userTree.isObject()) {
+      throw new InvalidPolicyException(
+          List.of(new PolicyError("", 1, "the policy must be a YAML mapping of keys to values")));
+    }
+    var merged = DEFAULT_TREE.deepCopy();
+    mergeInto(merged, (ObjectNode) userTree);
+    GpuPolicy policy;
+    try {
+      policy = YAML.treeToValue(merged, GpuPolicy.class);
+    } catch (JsonMappingException e) {
+      var path = pathOf(e);
+      throw new InvalidPolicyException(List.of(new PolicyError(path, lines.lineOf(path), describe(e))));
+    } catch (JsonProcessingException e) {
+      throw new InvalidPolicyException(List.of(new PolicyError("", 0, e.getOriginalMessage())));
+    }
+    var errors =
+        PolicyValidator.validate(policy).stream()
+            .map(v -> new PolicyError(v.path(), lines.lineOf(v.path()), v.message()))
+            .toList();
+    if (!errors.isEmpty()) {
+      throw new InvalidPolicyException(errors);
+    }
+    return policy;
+  }
+
+  /** Writes {@code policy} as a complete document that parses back to an equal policy. */
+  public static String write(GpuPolicy policy) {
+    try {
+      return YAML.writeValueAsString(policy);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("policy records always serialize", e);
+    }
+  }
+
+  /** Maps merge key by key; anything else the user wrote (lists, scalars, null) replaces. */
+  private static void mergeInto(ObjectNode target, ObjectNode overlay) {
+    overlay
+        .properties()
+        .forEach(
+            entry -> {
+              var existing = target.get(entry.getKey());
+              if (existing instanceof ObjectNode existingObject
+                  && entry.getValue() instanceof ObjectNode overlayObject) {
+                mergeInto(existingObject, overlayObject);
+              } else {
+                target.set(entry.getKey(), entry.getValue());
+              }
+            });
+  }
+
+  private static String pathOf(JsonMappingException e) {
+    var path = new StringBuilder();
+    for (var reference : e.getPath()) {
+      if (reference.getFieldName() != null) {
+        path.append(path.isEmpty() ? "" : ".").append(reference.getFieldName());
+      } else if (reference.getIndex() >= 0) {
+        path.append('[').append(reference.getIndex()).append(']');
+      }
+    }
+    return path.toString();
+  }
+
+  private static String describe(JsonMappingException e) {
+    if (e instanceof UnrecognizedPropertyException unknown) {
+      var known =
+          unknown.getKnownPropertyIds().stream().map(Object::toString).sorted().collect(Collectors.joining(", "));
+      return "unknown key; known keys here: " + known;
+    }
+    if (e instanceof InvalidNullException) {
+      return "must have a value (null is not allowed here)";
+    }
+    if (e instanceof InvalidFormatException invalid && invalid.getTargetType().isEnum()) {
+      return "\"" + invalid.getValue() + "\" is not one of " + enumNames(invalid.getTargetType());
+    }
+    if (e instanceof MismatchedInputException mismatched && mismatched.getTargetType() != null) {
+      return "expected " + typeName(mismatched.getTargetType());
+    }
+    return e.getOriginalMessage();
+  }
+
+  private static String enumNames(Class<?> enumType) {
+    return Arrays.stream(enumType.getEnumConstants())
+        .map(
+            constant -> {
+              try {
+                var annotation =
+                    enumType
+                        .getField(((Enum<?>) constant).name())
+                        .getAnnotation(com.fasterxml.jackson.annotation.JsonProperty.class);
+                return annotation == null ? constant.toString() : annotation.value();
+              } catch (NoSuchFieldException impossible) {
+                return constant.toString();
+              }
+            })
+        .collect(Collectors.joining(", ", "[", "]"));
+  }
+
+  private static String typeName(Class<?> type) {
+    if (type == boolean.class || type == Boolean.class) {
+      return "true or false";
+    }
+    if (type == int.class || type == Integer.class) {
+      return "a whole number";
+    }
+    if (type == String.class) {
+      return "a string";
+    }
+    if (type.isEnum()) {
+      return "one of " + enumNames(type);
+    }
+    if (java.util.Collection.class.isAssignableFrom(type)) {
+      return "a list";
+    }
+    if (java.util.Map.class.isAssignableFrom(type) || type.isRecord()) {
+      return "a mapping of keys to values";
+    }
+    return "a value of type " + type.getSimpleName();
+  }
+
+  private static String readDefaultText() {
+    try (InputStream in = PolicyParser.class.getResourceAsStream(DEFAULT_RESOURCE)) {
+      if (in == null) {
+        throw new IllegalStateException("built-in policy " + DEFAULT_RESOURCE + " is missing");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static JsonNode readTreeUnchecked(String text) {
+    try {
+      return YAML.readTree(text);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("built-in policy is not valid YAML", e);
+    }
+  }
+
+  private static GpuPolicy parseDefault() {
+    try {
+      return parse(DEFAULT_TEXT);
+    } catch (InvalidPolicyException e) {
+      throw new IllegalStateException("built-in policy is invalid:\n" + e.getMessage(), e);
+    }
+  }
+}

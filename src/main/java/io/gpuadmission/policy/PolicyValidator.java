@@ -1,0 +1,149 @@
+package io.gpuadmission.policy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/** Checks the values of a typed policy; the parser has already checked keys and types. */
+final class PolicyValidator {
+  /** A value that breaks a rule, at a key path; the parser adds the line. */
+  record Finding(String path, String message) {}
+
+  private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+  private static final Pattern DNS_SUBDOMAIN =
+      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+  private static final Pattern NAME_PART = Pattern.compile("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]");
+  private static final Pattern KIND = Pattern.compile("[A-Z][A-Za-z0-9]*");
+  private static final Pattern ENV_NAME = Pattern.compile("[-._a-zA-Z][-._a-zA-Z0-9]*");
+  private static final Set<String> DNS_POLICIES =
+      Set.of("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None");
+
+  private final List<Finding> findings = new ArrayList<>();
+
+  private PolicyValidator() {}
+
+  static List<Finding> validate(GpuPolicy policy) {
+    var v = new PolicyValidator();
+    v.check(policy);
+    return List.copyOf(v.findings);
+  }
+
+  private void check(GpuPolicy p) {
+    if (p.version() != GpuPolicy.CURRENT_VERSION) {
+      add("version", p.version() + " is not supported; this webhook reads version " + GpuPolicy.CURRENT_VERSION);
+    }
+    namespaces("exemptNamespaces", p.exemptNamespaces());
+    labelKey("optOutLabel", p.optOutLabel());
+    var resources = p.gpuResources();
+    for (int i = 0; i < resources.size(); i++) {
+      var r = resources.get(i);
+      resourceName("gpuResources[" + i + "]", r.endsWith("*") ? r.substring(0, r.length() - 1) + "x" : r);
+    }
+    var labels = p.nodeLabels();
+    labelKey("nodeLabels.model", labels.model());
+    labelKey("nodeLabels.memory", labels.memory());
+    labelKey("nodeLabels.count", labels.count());
+    labelKey("nodeLabels.pool", labels.pool());
+    labelKey("nodeLabels.placement", labels.placement());
+    var kinds = p.cpuPods().exemptOwnerKinds();
+    for (int i = 0; i < kinds.size(); i++) {
+      if (!KIND.matcher(kinds.get(i)).matches()) {
+        add(
+            "cpuPods.exemptOwnerKinds[" + i + "]",
+            "\"" + kinds.get(i) + "\" is not a Kubernetes kind (such as DaemonSet)");
+      }
+    }
+    var t = p.topology();
+    labelKey("topology.jobLabel", t.jobLabel());
+    labelKey("topology.replicaLabel", t.replicaLabel());
+    resourceName("topology.wholeGpuResource", t.wholeGpuResource());
+    resourceName("topology.resourceName", t.resourceName());
+    labelValue("topology.pool", t.pool());
+    if (!DNS_POLICIES.contains(t.dnsPolicy())) {
+      add("topology.dnsPolicy", "\"" + t.dnsPolicy() + "\" is not one of " + sorted(DNS_POLICIES));
+    }
+    namespaces("topology.allowedNamespaces", t.allowedNamespaces());
+    var s = p.sharedMemory();
+    resourceName("sharedMemory.resourceName", s.resourceName());
+    labelValue("sharedMemory.isolatedPool", s.isolatedPool());
+    labelValue("sharedMemory.selfLimitedPool", s.selfLimitedPool());
+    labelKey("sharedMemory.selfLimitedAnnotation", s.selfLimitedAnnotation());
+    for (int i = 0; i < s.selfLimitedEnv().size(); i++) {
+      var name = s.selfLimitedEnv().get(i);
+      if (!ENV_NAME.matcher(name).matches()) {
+        add("sharedMemory.selfLimitedEnv[" + i + "]", "\"" + name + "\" is not a valid environment variable name");
+      }
+    }
+    var m = p.gpuModel();
+    labelKey("gpuModel.modelAnnotation", m.modelAnnotation());
+    labelKey("gpuModel.minMemoryAnnotation", m.minMemoryAnnotation());
+    if (m.memoryTolerancePercent() < 0 || m.memoryTolerancePercent() > 50) {
+      add("gpuModel.memoryTolerancePercent", m.memoryTolerancePercent() + " must be between 0 and 50");
+    }
+    m.namespaceDefaults()
+        .forEach(
+            (namespace, model) -> {
+              var path = "gpuModel.namespaceDefaults." + namespace;
+              if (!isNamespace(namespace)) {
+                add(path, "\"" + namespace + "\" is not a valid namespace name");
+              }
+              labelValue(path, model);
+            });
+  }
+
+  private void namespaces(String path, List<String> list) {
+    for (int i = 0; i < list.size(); i++) {
+      if (!isNamespace(list.get(i))) {
+        add(path + "[" + i + "]", "\"" + list.get(i) + "\" is not a valid namespace name");
+      }
+    }
+  }
+
+  private static boolean isNamespace(String name) {
+    return name.length() <= 63 && DNS_LABEL.matcher(name).matches();
+  }
+
+  /** Label and annotation keys: an optional DNS-subdomain prefix, a slash, a name of 63 or less. */
+  private void labelKey(String path, String key) {
+    if (!isQualifiedName(key)) {
+      add(path, "\"" + key + "\" is not a valid Kubernetes label key");
+    }
+  }
+
+  private void resourceName(String path, String name) {
+    if (!isQualifiedName(name)) {
+      add(path, "\"" + name + "\" is not a valid resource name");
+    }
+  }
+
+  static boolean isQualifiedName(String key) {
+    var slash = key.indexOf('/');
+    var name = slash < 0 ? key : key.substring(slash + 1);
+    if (slash >= 0) {
+      var prefix = key.substring(0, slash);
+      if (prefix.isEmpty() || prefix.length() > 253 || !DNS_SUBDOMAIN.matcher(prefix).matches()) {
+        return false;
+      }
+    }
+    return !name.isEmpty() && name.length() <= 63 && NAME_PART.matcher(name).matches();
+  }
+
+  private void labelValue(String path, String value) {
+    if (!isLabelValue(value)) {
+      add(path, "\"" + value + "\" is not a valid label value");
+    }
+  }
+
+  static boolean isLabelValue(String value) {
+    return value.length() <= 63 && (value.isEmpty() || NAME_PART.matcher(value).matches());
+  }
+
+  private static String sorted(Set<String> values) {
+    return values.stream().sorted().toList().toString();
+  }
+
+  private void add(String path, String message) {
+    findings.add(new Finding(path, message));
+  }
+}
