@@ -1,0 +1,173 @@
+package io.gpuadmission.admission;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
+import io.gpuadmission.admission.AdmissionMetrics.Outcome;
+import io.gpuadmission.cluster.InformerClusterView;
+import io.gpuadmission.cluster.NodeInventory;
+import io.gpuadmission.cluster.WebhookNamespace;
+import io.gpuadmission.mutation.PodMutator;
+import io.gpuadmission.policy.FailureModePolicy.FailureMode;
+import io.gpuadmission.policy.InvalidPolicyException;
+import io.gpuadmission.policy.PolicyConfig;
+import io.gpuadmission.policy.PolicyParser;
+import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.validation.PodSubject;
+import io.gpuadmission.validation.PodValidator;
+import io.gpuadmission.validation.RecentAdmissions;
+import io.gpuadmission.validation.ValidationResult;
+import io.gpuadmission.validation.WorkloadKind;
+import io.gpuadmission.validation.WorkloadValidator;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.util.List;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
+
+/**
+ * Answers {@code /validate}: pods, the pod templates of workloads, and the policy ConfigMap.
+ * Refusals are values; this is the one place they become {@code allowed: false}.
+ */
+@ApplicationScoped
+public class ValidationService {
+  static final String ENDPOINT = "validate";
+  private static final Logger LOG = Logger.getLogger(ValidationService.class);
+
+  private final PolicyStore policies;
+  private final PolicyConfig policyConfig;
+  private final WebhookNamespace webhookNamespace;
+  private final InformerClusterView cluster;
+  private final NodeInventory nodes;
+  private final AdmissionMetrics metrics;
+  private final PodValidator pods;
+  private final WorkloadValidator workloads =
+      new WorkloadValidator(new PodMutator(PodMutator.standardRules(), KubernetesJson.mapper()), KubernetesJson.mapper());
+
+  public ValidationService(
+      PolicyStore policies,
+      PolicyConfig policyConfig,
+      WebhookNamespace webhookNamespace,
+      InformerClusterView cluster,
+      NodeInventory nodes,
+      AdmissionMetrics metrics,
+      @ConfigProperty(name = "gpu-admission.gang.ledger-retention", defaultValue = "60s") Duration ledgerRetention) {
+    this.policies = policies;
+    this.policyConfig = policyConfig;
+    this.webhookNamespace = webhookNamespace;
+    this.cluster = cluster;
+    this.nodes = nodes;
+    this.metrics = metrics;
+    this.pods = new PodValidator(new RecentAdmissions(ledgerRetention.toNanos(), System::nanoTime));
+  }
+
+  public AdmissionResponse review(DecodedReview review) {
+    var start = System.nanoTime();
+    var policy = policies.current();
+    var operation = review.operation();
+    if (review.object() == null || !(operation.equals("CREATE") || operation.equals("UPDATE"))) {
+      return allow(review, List.of(), start);
+    }
+    try {
+      if (review.isCoreKind("ConfigMap")) {
+        return policyConfigMap(review, start);
+      }
+      if (policy.isExempt(review.namespace())) {
+        return allow(review, List.of(), start);
+      }
+      ValidationResult result;
+      if (review.isCoreKind("Pod")) {
+        var pod = KubernetesJson.mapper().convertValue(review.object(), Pod.class);
+        var labels = pod.getMetadata().getLabels();
+        if (labels != null && "true".equals(labels.get(policy.optOutLabel()))) {
+          return allow(review, List.of(), start);
+        }
+        result = pods.validate(new PodSubject(pod, review.namespace(), policy, cluster, "pod"), !review.dryRun());
+      } else {
+        var kind = WorkloadKind.of(review.group(), review.kind());
+        if (kind.isEmpty()) {
+          return allow(review, List.of(), start);
+        }
+        result = workloads.validate(kind.get(), review.object(), review.namespace(), policy, cluster, nodes.models());
+      }
+      result.violations().forEach(v -> metrics.ruleApplied(ENDPOINT, v.rule()));
+      if (result.refused()) {
+        metrics.record(ENDPOINT, Outcome.DENIED, start);
+        var messages = result.violations().stream().map(v -> v.message()).toList();
+        return Responses.deny(review.uid(), "Invalid", subject(review) + join(messages), result.warnings());
+      }
+      return allow(review, result.warnings(), start);
+    } catch (RuntimeException e) {
+      LOG.errorf(e, "validate: could not judge %s %s/%s (uid %s)", review.kind(), review.namespace(), review.objectName(), review.uid());
+      var gpu = RawPodInspector.asksForGpu(podLike(review), policy);
+      if (policy.failureMode().forPod(gpu) == FailureMode.OPEN) {
+        metrics.record(ENDPOINT, Outcome.FAILED_OPEN, start);
+        return Responses.allow(review.uid(), List.of("gpu-admission could not judge " + subject(review) + "admitted (policy failureMode is open)"));
+      }
+      metrics.record(ENDPOINT, Outcome.FAILED_CLOSED, start);
+      return Responses.deny(
+          review.uid(),
+          "InternalError",
+          subject(review) + "gpu-admission could not judge it (" + e.getClass().getSimpleName()
+              + "); GPU workloads are refused when they cannot be judged (policy failureMode.gpuPods: closed); see the webhook log for uid "
+              + review.uid(),
+          List.of());
+    }
+  }
+
+  private AdmissionResponse policyConfigMap(DecodedReview review, long start) {
+    if (!review.namespace().equals(webhookNamespace.name()) || !review.objectName().equals(policyConfig.configMapName())) {
+      return allow(review, List.of(), start);
+    }
+    var text = review.object().path("data").path(policyConfig.key());
+    try {
+      if (!text.isTextual()) {
+        throw new InvalidPolicyException(List.of(new io.gpuadmission.policy.PolicyError("", 0, "the ConfigMap has no key " + policyConfig.key())));
+      }
+      PolicyParser.parse(text.asText());
+      return allow(review, List.of(), start);
+    } catch (InvalidPolicyException e) {
+      metrics.ruleApplied(ENDPOINT, "policy");
+      metrics.record(ENDPOINT, Outcome.DENIED, start);
+      return Responses.deny(
+          review.uid(), "Invalid", "ConfigMap \"" + review.objectName() + "\": " + policyConfig.key() + " is not a valid policy: " + e.getMessage(), List.of());
+    }
+  }
+
+  private AdmissionResponse allow(DecodedReview review, List<String> warnings, long start) {
+    metrics.record(ENDPOINT, Outcome.ALLOWED, start);
+    return Responses.allow(review.uid(), warnings);
+  }
+
+  private static String subject(DecodedReview review) {
+    return review.kind() + " \"" + review.objectName() + "\": ";
+  }
+
+  private static String join(List<String> messages) {
+    if (messages.size() == 1) {
+      return messages.get(0);
+    }
+    var out = new StringBuilder();
+    for (int i = 0; i < messages.size(); i++) {
+      out.append(i == 0 ? "" : " ").append('(').append(i + 1).append(") ").append(messages.get(i));
+    }
+    return out.toString();
+  }
+
+  /** For the failure mode: the pod, or the first pod template of a workload. */
+  private static JsonNode podLike(DecodedReview review) {
+    if (review.isCoreKind("Pod")) {
+      return review.object();
+    }
+    var kind = WorkloadKind.of(review.group(), review.kind());
+    if (kind.isPresent()) {
+      try {
+        var templates = kind.get().templates(review.object());
+        return templates.isEmpty() ? null : templates.get(0).template();
+      } catch (RuntimeException unreadable) {
+        return null;
+      }
+    }
+    return null;
+  }
+}

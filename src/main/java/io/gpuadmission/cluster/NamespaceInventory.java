@@ -1,0 +1,55 @@
+package io.gpuadmission.cluster;
+
+import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.util.Map;
+import java.util.Optional;
+import org.jboss.logging.Logger;
+
+/** Namespaces and their labels (Pod Security levels), from a fabric8 informer. */
+@ApplicationScoped
+public class NamespaceInventory {
+  private static final Logger LOG = Logger.getLogger(NamespaceInventory.class);
+  private final ClusterConnection cluster;
+  private volatile SharedIndexInformer<Namespace> informer;
+
+  public NamespaceInventory(ClusterConnection cluster) {
+    this.cluster = cluster;
+  }
+
+  void start(@Observes StartupEvent event) {
+    if (!cluster.available()) {
+      return;
+    }
+    informer = cluster.client().namespaces().runnableInformer(0);
+    informer.start().whenComplete((ok, failure) -> {
+      if (failure != null) {
+        LOG.warnf("namespace informer could not start, retrying in the background: %s", failure.getMessage());
+      }
+    });
+  }
+
+  void stop(@Observes ShutdownEvent event) {
+    if (informer != null) {
+      informer.close();
+    }
+  }
+
+  public boolean synced() {
+    return informer != null && informer.hasSynced();
+  }
+
+  public Optional<Map<String, String>> labels(String namespace) {
+    if (informer == null) {
+      return Optional.empty();
+    }
+    var ns = informer.getStore().getByKey(namespace);
+    return ns == null
+        ? Optional.empty()
+        : Optional.of(ns.getMetadata().getLabels() == null ? Map.of() : ns.getMetadata().getLabels());
+  }
+}

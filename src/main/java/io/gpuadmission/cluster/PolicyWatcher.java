@@ -1,0 +1,148 @@
+package io.gpuadmission.cluster;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.gpuadmission.policy.InvalidPolicyException;
+import io.gpuadmission.policy.PolicyConfig;
+import io.gpuadmission.policy.PolicyParser;
+import io.gpuadmission.policy.PolicyStatus;
+import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.policy.PolicyStore.PolicySource;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.time.Instant;
+import java.time.format.DateTimeFormatter;
+import org.jboss.logging.Logger;
+
+/**
+ * Keeps the policy in force equal to the policy ConfigMap: an informer on that one ConfigMap (so
+ * RBAC can name it), a whole new policy on each change, the built-in default when it is deleted,
+ * and the last good policy when it is invalid (with a log line, an Event and a metric).
+ */
+@ApplicationScoped
+public class PolicyWatcher {
+  private static final Logger LOG = Logger.getLogger(PolicyWatcher.class);
+
+  private final ClusterConnection cluster;
+  private final PolicyConfig config;
+  private final WebhookNamespace namespace;
+  private final PolicyStore store;
+  private final PolicyStatus status;
+  private volatile SharedIndexInformer<ConfigMap> informer;
+
+  public PolicyWatcher(
+      ClusterConnection cluster, PolicyConfig config, WebhookNamespace namespace, PolicyStore store, PolicyStatus status) {
+    this.cluster = cluster;
+    this.config = config;
+    this.namespace = namespace;
+    this.store = store;
+    this.status = status;
+  }
+
+  void start(@Observes StartupEvent event) {
+    if (!cluster.available()) {
+      LOG.info("no cluster configured: serving the built-in default policy");
+      return;
+    }
+    informer =
+        cluster.client().configMaps().inNamespace(namespace.name()).withName(config.configMapName()).runnableInformer(0);
+    informer.addEventHandler(
+        new ResourceEventHandler<>() {
+          @Override
+          public void onAdd(ConfigMap configMap) {
+            load(configMap);
+          }
+
+          @Override
+          public void onUpdate(ConfigMap oldMap, ConfigMap newMap) {
+            if (!newMap.getMetadata().getResourceVersion().equals(oldMap.getMetadata().getResourceVersion())) {
+              load(newMap);
+            }
+          }
+
+          @Override
+          public void onDelete(ConfigMap configMap, boolean finalStateUnknown) {
+            var active = store.replace(PolicyParser.builtInDefault(), PolicySource.DEFAULT);
+            status.succeeded();
+            LOG.infof("policy ConfigMap %s deleted: built-in default in force (generation %d)", where(), active.generation());
+          }
+        });
+    informer.start().whenComplete((ok, failure) -> {
+      if (failure != null) {
+        LOG.warnf("policy informer could not start, retrying in the background: %s", failure.getMessage());
+      }
+    });
+  }
+
+  void stop(@Observes ShutdownEvent event) {
+    if (informer != null) {
+      informer.close();
+    }
+  }
+
+  /** True once the ConfigMap (or its absence) has been read at least once. */
+  public boolean synced() {
+    return informer != null && informer.hasSynced();
+  }
+
+  void load(ConfigMap configMap) {
+    var text = configMap.getData() == null ? null : configMap.getData().get(config.key());
+    try {
+      if (text == null) {
+        throw new InvalidPolicyException(
+            java.util.List.of(new io.gpuadmission.policy.PolicyError("", 0, "the ConfigMap has no key " + config.key())));
+      }
+      var active = store.replace(PolicyParser.parse(text), PolicySource.CONFIGMAP);
+      status.succeeded();
+      LOG.infof("policy from ConfigMap %s in force (generation %d)", where(), active.generation());
+    } catch (InvalidPolicyException e) {
+      var reason = e.getMessage().replace('\n', ';');
+      status.failed(reason);
+      LOG.errorf("policy ConfigMap %s is invalid, keeping the policy in force: %s", where(), reason);
+      publishEvent(configMap, e.getMessage());
+    }
+  }
+
+  private void publishEvent(ConfigMap configMap, String message) {
+    try {
+      var now = DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
+      var event =
+          new EventBuilder()
+              .withNewMetadata()
+              .withGenerateName(config.configMapName() + ".")
+              .withNamespace(namespace.name())
+              .endMetadata()
+              .withNewInvolvedObject()
+              .withApiVersion("v1")
+              .withKind("ConfigMap")
+              .withName(configMap.getMetadata().getName())
+              .withNamespace(namespace.name())
+              .withUid(configMap.getMetadata().getUid())
+              .withResourceVersion(configMap.getMetadata().getResourceVersion())
+              .endInvolvedObject()
+              .withType("Warning")
+              .withReason("InvalidPolicy")
+              .withMessage("policy not loaded, the previous one stays in force: " + truncate(message))
+              .withNewSource("gpu-admission", null)
+              .withFirstTimestamp(now)
+              .withLastTimestamp(now)
+              .withCount(1)
+              .build();
+      cluster.client().v1().events().inNamespace(namespace.name()).resource(event).create();
+    } catch (RuntimeException e) {
+      LOG.warnf("could not publish an Event for the invalid policy: %s", e.getMessage());
+    }
+  }
+
+  private static String truncate(String message) {
+    return message.length() <= 900 ? message : message.substring(0, 897) + "...";
+  }
+
+  private String where() {
+    return namespace.name() + "/" + config.configMapName();
+  }
+}

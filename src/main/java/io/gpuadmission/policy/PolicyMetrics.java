@@ -1,0 +1,27 @@
+package io.gpuadmission.policy;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+
+/** Publishes policy_generation, policy_source{source} and policy_reload_failures_total. */
+@ApplicationScoped
+public class PolicyMetrics {
+  void register(@Observes StartupEvent event, MeterRegistry registry, PolicyStore store, PolicyStatus status) {
+    Gauge.builder("policy_generation", store, s -> s.active().generation())
+        .description("How many times the policy in force has been replaced, plus one")
+        .register(registry);
+    for (var source : PolicyStore.PolicySource.values()) {
+      Gauge.builder("policy_source", store, s -> s.active().source() == source ? 1 : 0)
+          .description("1 for where the policy in force came from")
+          .tag("source", source.name().toLowerCase(java.util.Locale.ROOT))
+          .register(registry);
+    }
+    FunctionCounter.builder("policy_reload_failures", status, PolicyStatus::failures)
+        .description("Policy ConfigMap versions that could not be used")
+        .register(registry);
+  }
+}

@@ -1,0 +1,38 @@
+package io.gpuadmission.validation;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.cluster.GpuNode;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** What validation reads of the cluster: informer caches, never the API server. */
+public interface ClusterView {
+  /** Every known node (GPU or not); empty when there is no cluster or the cache is not filled. */
+  List<GpuNode> nodes();
+
+  /** Live pods carrying the gang's topology label value in a namespace. */
+  List<Pod> gangPods(String namespace, String label);
+
+  /** A namespace's labels, empty when it is not known. */
+  Optional<Map<String, String>> namespaceLabels(String namespace);
+
+  /** A view with nothing in it: no cluster. */
+  ClusterView EMPTY =
+      new ClusterView() {
+        @Override
+        public List<GpuNode> nodes() {
+          return List.of();
+        }
+
+        @Override
+        public List<Pod> gangPods(String namespace, String label) {
+          return List.of();
+        }
+
+        @Override
+        public Optional<Map<String, String>> namespaceLabels(String namespace) {
+          return Optional.empty();
+        }
+      };
+}

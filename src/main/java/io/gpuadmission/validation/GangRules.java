@@ -1,0 +1,77 @@
+package io.gpuadmission.validation;
+
+import io.gpuadmission.pod.GangKey;
+import io.gpuadmission.pod.GangMember;
+import io.gpuadmission.pod.ResourceAsk.Difference;
+import java.util.List;
+
+/**
+ * The checks across the members of one gang (pods sharing a namespace and gpu-topology value):
+ * one owner, one declared replica count, no more live members than that, the same resources.
+ * ACK's topology scheduler waits forever for a gang that breaks any of them.
+ */
+final class GangRules {
+  static final String CONSISTENCY = "gang-consistency";
+  static final String COLLISION = "gang-collision";
+
+  private GangRules() {}
+
+  static void check(GangKey key, GangMember pod, List<GangMember> members, ValidationResult result) {
+    var gang = "gang \"" + key.displayName() + "\": ";
+    for (var member : members) {
+      if (pod.owner().isPresent() && member.owner().isPresent() && !pod.owner().get().sameAs(member.owner().get())) {
+        result.refuse(
+            COLLISION,
+            "metadata.labels",
+            gang + "the name is already used by pods of " + member.owner().get() + " (member " + member.name()
+                + "); give this job its own gpu-topology value");
+        return;
+      }
+    }
+    for (var member : members) {
+      if (!member.replicas().equals(pod.replicas())) {
+        result.refuse(
+            ReplicaLabelRule.NAME,
+            "metadata.labels",
+            gang + "pod declares gpu-topology-replica \"" + pod.replicas() + "\" but member " + member.name()
+                + " declares \"" + member.replicas() + "\"; all pods of a gpu-topology job must declare the same total");
+        return;
+      }
+    }
+    var declared = ReplicaLabelRule.count(pod.replicas());
+    if (declared.isPresent() && members.size() + 1 > declared.getAsInt()) {
+      result.refuse(
+          ReplicaLabelRule.NAME,
+          "metadata.labels",
+          gang + "already has " + members.size() + " live members and declares gpu-topology-replica \""
+              + pod.replicas() + "\"; this pod would be member " + (members.size() + 1)
+              + ": raise gpu-topology-replica or delete the leftover pods");
+      return;
+    }
+    for (var member : members) {
+      var difference = pod.ask().firstDifference(member.ask());
+      if (difference.isPresent()) {
+        result.refuse(
+            CONSISTENCY,
+            "spec.containers.resources",
+            gang + describe(difference.get(), pod, member)
+                + "; all pods of a gpu-topology job must request the same resources");
+        return;
+      }
+    }
+  }
+
+  private static String describe(Difference d, GangMember pod, GangMember member) {
+    switch (d.field()) {
+      case "container":
+        return "pod has container \"" + d.container() + "\" but member " + member.name() + " has not";
+      case "missing-container":
+        return "member " + member.name() + " has container \"" + d.container() + "\" but this pod has not";
+      default:
+        var subject = pod.ask().containers().size() > 1 ? "container \"" + d.container() + "\"" : "pod";
+        var verb = d.field().equals("limits") ? "asks" : "requests";
+        return subject + " " + verb + " " + d.resource() + "=" + d.mine().map(Object::toString).orElse("none")
+            + " but member " + member.name() + " " + verb + " " + d.theirs().map(Object::toString).orElse("none");
+    }
+  }
+}

@@ -1,0 +1,87 @@
+package io.gpuadmission.validation;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.zjsonpatch.JsonPatch;
+import io.gpuadmission.cluster.GpuModelCatalog;
+import io.gpuadmission.mutation.MutationContext;
+import io.gpuadmission.mutation.PodMutator;
+import io.gpuadmission.pod.ResourceAsk;
+import io.gpuadmission.pod.TopologyJob;
+import io.gpuadmission.policy.GpuPolicy;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Judges a workload at apply time by the pods it will make: each template is mutated the way
+ * {@code /mutate} will mutate its pods, then judged by the pod rules; training jobs are also
+ * checked across replica types (one gang name, the same resources, the right total count).
+ */
+public final class WorkloadValidator {
+  private final PodMutator mutator;
+  private final ObjectMapper mapper;
+
+  public WorkloadValidator(PodMutator mutator, ObjectMapper mapper) {
+    this.mutator = mutator;
+    this.mapper = mapper;
+  }
+
+  public ValidationResult validate(
+      WorkloadKind kind, JsonNode object, String namespace, GpuPolicy policy, ClusterView cluster, GpuModelCatalog models) {
+    var result = new ValidationResult();
+    var pods = new ArrayList<TemplatePod>();
+    for (var template : kind.templates(object)) {
+      var pod = asPod(kind, object, namespace, template);
+      var mutation = mutator.mutate(pod, new MutationContext(namespace, policy, models));
+      var mutated = mapper.convertValue(JsonPatch.apply(mutation.patch(), pod), Pod.class);
+      var who = template.role().equals("pod") ? "pods" : template.role() + " pods";
+      mutation.warnings().forEach(w -> result.warn(w.replaceFirst("^gpu-admission: ", "gpu-admission: " + who + " will get: ")));
+      var subject = new PodSubject(mutated, namespace, policy, cluster, template.role());
+      for (var rule : PodValidator.POD_RULES) {
+        rule.check(subject, result);
+      }
+      pods.add(new TemplatePod(template, mutated));
+    }
+    if (!result.refused()) {
+      GangTemplateRules.check(kind, pods, policy, result);
+    }
+    return result;
+  }
+
+  /** A template with the metadata a pod of it will have: namespace and controller owner. */
+  private JsonNode asPod(WorkloadKind kind, JsonNode object, String namespace, PodTemplate template) {
+    var pod = mapper.createObjectNode();
+    pod.put("apiVersion", "v1");
+    pod.put("kind", "Pod");
+    var metadata = template.template().path("metadata").isObject()
+        ? ((ObjectNode) template.template().path("metadata")).deepCopy()
+        : mapper.createObjectNode();
+    metadata.put("namespace", namespace);
+    var name = object.path("metadata").path("name").asText("");
+    metadata.put("generateName", name + "-");
+    var owner = mapper.createObjectNode();
+    owner.put("apiVersion", object.path("apiVersion").asText());
+    owner.put("kind", kind.kind());
+    owner.put("name", name);
+    owner.put("uid", object.path("metadata").path("uid").asText(""));
+    owner.put("controller", true);
+    metadata.putArray("ownerReferences").add(owner);
+    pod.set("metadata", metadata);
+    pod.set("spec", template.template().path("spec").deepCopy());
+    return pod;
+  }
+
+  /** A template and the pod it makes after mutation. */
+  record TemplatePod(PodTemplate template, Pod pod) {
+    ResourceAsk ask() {
+      return ResourceAsk.of(pod);
+    }
+
+    java.util.Optional<TopologyJob> job(GpuPolicy policy) {
+      return TopologyJob.of(pod, policy.topology());
+    }
+  }
+
+}
