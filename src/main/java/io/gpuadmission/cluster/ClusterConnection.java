@@ -33,7 +33,10 @@ public class ClusterConnection {
   }
 
   private static boolean detected() {
-    if (System.getenv("KUBERNETES_SERVICE_HOST") != null) {
+    // fabric8's own explicit settings, then in-cluster, then a kubeconfig file.
+    if (System.getProperty("kubernetes.master") != null
+        || System.getenv("KUBERNETES_MASTER") != null
+        || System.getenv("KUBERNETES_SERVICE_HOST") != null) {
       return true;
     }
     var kubeconfig = System.getenv("KUBECONFIG");

@@ -32,7 +32,10 @@ public final class FeasibilityRule implements PodRule {
     }
     var gpuNodes = s.cluster().nodes().stream().filter(GpuNode::hasGpus).toList();
     if (gpuNodes.isEmpty()) {
-      result.warn("gpu-admission: no GPU nodes known yet; could not check that " + (s.called().equals("pod") ? "this pod" : s.called() + " pods") + " fits a node");
+      result.warn(
+          "gpu-admission: no GPU nodes known yet; could not check that "
+              + (s.called().equals("pod") ? "this pod fits" : s.called() + " pods fit")
+              + " a node");
       return;
     }
     if (model.isPresent() && gpuNodes.stream().noneMatch(n -> n.model().filter(model.get()::equals).isPresent())) {

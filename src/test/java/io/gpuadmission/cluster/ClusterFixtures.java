@@ -1,0 +1,22 @@
+package io.gpuadmission.cluster;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KubernetesList;
+import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.support.Fixtures;
+import io.quarkus.test.kubernetes.client.KubernetesServer;
+import java.util.function.Consumer;
+
+/** Creates the fixture nodes and namespaces in the mock API server before the app starts. */
+public class ClusterFixtures implements Consumer<KubernetesServer> {
+  @Override
+  public void accept(KubernetesServer server) {
+    var client = server.getClient();
+    for (var file : new String[] {"cluster/nodes.yaml", "cluster/namespaces.yaml"}) {
+      var list = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path(file)), KubernetesList.class);
+      for (HasMetadata item : list.getItems()) {
+        client.resource(item).create();
+      }
+    }
+  }
+}
