@@ -64,11 +64,7 @@ public final class PolicyParser {
     try {
       userTree = YAML.readTree(yamlText);
     } catch (JsonProcessingException e) {
-      var location = e.getLocation();
-      throw new InvalidPolicyException(
-          List.of(
-              new PolicyError(
-                  "", location == null ? 0 : location.getLineNr(), "not valid YAML: " + e.getOriginalMessage())));
+      throw new InvalidPolicyException(List.of(syntaxError(e)));
     }
     if (userTree == null || userTree.isMissingNode() || userTree.isNull()) {
       userTree = YAML.createObjectNode();
@@ -96,6 +92,20 @@ public final class PolicyParser {
       throw new InvalidPolicyException(errors);
     }
     return policy;
+  }
+
+  /** SnakeYAML knows where and what; Jackson's own message repeats the source excerpt. */
+  private static PolicyError syntaxError(JsonProcessingException e) {
+    if (e.getCause() instanceof org.yaml.snakeyaml.error.MarkedYAMLException marked) {
+      var context = marked.getContext() == null ? "" : marked.getContext() + ": ";
+      var mark = marked.getProblemMark();
+      return new PolicyError("", mark == null ? 0 : mark.getLine() + 1, "not valid YAML: " + context + marked.getProblem());
+    }
+    var location = e.getLocation();
+    var message = e.getOriginalMessage().strip();
+    var newline = message.indexOf('\n');
+    return new PolicyError(
+        "", location == null ? 0 : location.getLineNr(), "not valid YAML: " + (newline < 0 ? message : message.substring(0, newline)));
   }
 
   /** Writes {@code policy} as a complete document that parses back to an equal policy. */

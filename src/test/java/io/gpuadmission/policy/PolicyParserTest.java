@@ -1,0 +1,75 @@
+package io.gpuadmission.policy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.gpuadmission.policy.AllocatorPolicy.MemoryShareStrategy;
+import io.gpuadmission.support.Fixtures;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class PolicyParserTest {
+
+  @Test
+  void shippedConfigMapHoldsTheBuiltInDefault() throws Exception {
+    var configMap = Fixtures.yamlTree(java.nio.file.Path.of("manifests/policy-configmap.yaml"));
+    var text = configMap.path("data").path("policy.yaml").asText();
+
+    assertThat(PolicyParser.parse(text)).isEqualTo(PolicyParser.builtInDefault());
+    assertThat(text).isEqualTo(PolicyParser.builtInDefaultText());
+  }
+
+  @Test
+  void everyKeyRoundTrips() throws Exception {
+    var custom =
+        PolicyParser.parse(
+            """
+            exemptNamespaces: [kube-system, monitoring]
+            optOutLabel: example.com/skip
+            gpuResources: [nvidia.com/gpu, example.com/gpu-*]
+            nodeLabels: {model: nvidia.com/gpu.product, memory: nvidia.com/gpu.memory, count: nvidia.com/gpu.count, pool: example.com/pool, placement: example.com/placement}
+            cpuPods: {keepOffGpuNodes: false, exemptOwnerKinds: [DaemonSet, Node]}
+            topology: {jobLabel: example.com/job, replicaLabel: example.com/replicas, wholeGpuResource: nvidia.com/gpu, resourceName: example.com/gpu, pool: topo, hostIPC: false, hostNetwork: true, hostPID: false, dnsPolicy: Default, allowedNamespaces: [ml]}
+            sharedMemory: {resourceName: example.com/gpu-mem, isolatedPool: iso, selfLimitedPool: shared, placement: spread, selfLimitedAnnotation: example.com/self, selfLimitedEnv: [TF_MEMORY_FRACTION]}
+            gpuModel: {modelAnnotation: example.com/model, minMemoryAnnotation: example.com/min, memoryTolerancePercent: 5, namespaceDefaults: {ml: Tesla-T4}}
+            allocator: {wholeGpu: first-fit, memoryShare: fgd, topologies: {Tesla-T4: "GPU0 X"}}
+            failureMode: {gpuPods: open, otherPods: closed}
+            """);
+
+    assertThat(PolicyParser.parse(PolicyParser.write(custom))).isEqualTo(custom);
+    assertThat(custom.sharedMemory().placement()).contains(Placement.SPREAD);
+    assertThat(custom.allocator().memoryShare()).isEqualTo(MemoryShareStrategy.FGD);
+    assertThat(custom).isNotEqualTo(PolicyParser.builtInDefault());
+  }
+
+  @Test
+  void keysLeftOutKeepTheirDefaults() throws Exception {
+    var policy = PolicyParser.parse("gpuModel:\n  namespaceDefaults:\n    ml-team-a: Tesla-M40\n");
+
+    assertThat(policy.gpuModel().namespaceDefaults()).containsEntry("ml-team-a", "Tesla-M40");
+    assertThat(policy.topology()).isEqualTo(PolicyParser.builtInDefault().topology());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      textBlock =
+          """
+          invalid namespace  | topology:\\n  allowedNamespaces: [ml, research, Team_A] | line 2: topology.allowedNamespaces[2]: "Team_A" is not a valid namespace name
+          unknown key        | topology:\\n  hostIpc: true                           | line 2: topology.hostIpc: unknown key; known keys here: allowedNamespaces, dnsPolicy, hostIPC, hostNetwork, hostPID, jobLabel, pool, replicaLabel, resourceName, wholeGpuResource
+          wrong type         | cpuPods:\\n  keepOffGpuNodes: maybe                    | line 2: cpuPods.keepOffGpuNodes: expected true or false
+          bad label key      | optOutLabel: "-bad/key"                                 | line 1: optOutLabel: "-bad/key" is not a valid Kubernetes label key
+          negative quantity  | gpuModel:\\n  memoryTolerancePercent: -3               | line 2: gpuModel.memoryTolerancePercent: -3 must be between 0 and 50
+          unknown strategy   | allocator:\\n  memoryShare: tightest                   | line 2: allocator.memoryShare: "tightest" is not one of [binpack, spread, fgd]
+          unknown version    | version: 2                                              | line 1: version: 2 is not supported; this webhook reads version 1
+          null value         | optOutLabel: null                                       | line 1: optOutLabel: must have a value (null is not allowed here)
+          not a mapping      | - a list                                                | line 1: the policy must be a YAML mapping of keys to values
+          broken YAML        | topology: [unclosed                                     | line 1: not valid YAML: while parsing a flow sequence: expected ',' or ']', but got <stream end>
+          """)
+  void refusesInvalidDocumentWithKeyPathAndLine(String what, String yaml, String message) {
+    assertThatThrownBy(() -> PolicyParser.parse(yaml.replace("\\n", "\n")))
+        .isInstanceOf(InvalidPolicyException.class)
+        .hasMessage(message);
+  }
+}
