@@ -140,6 +140,34 @@ class ClusterAdmissionTest {
   }
 
   @Test
+  void admitsOnlyOneOfTwoDisagreeingMembersPostedAtTheSameMoment() throws Exception {
+    var pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      for (int round = 0; round < 5; round++) {
+        var gang = "concurrent-" + round;
+        var start = new java.util.concurrent.CountDownLatch(1);
+        var futures = new java.util.ArrayList<java.util.concurrent.Future<JsonNode>>();
+        for (var gpus : new String[] {"1", "2"}) {
+          var member = pod("cluster/gang-master.yaml");
+          ((ObjectNode) member.path("metadata")).put("name", gang + "-" + gpus);
+          ((ObjectNode) member.at("/metadata/labels")).put("gpu-topology", gang);
+          ((ObjectNode) member.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu", gpus);
+          var review = Reviews.create("u-" + gang + "-" + gpus, member);
+          futures.add(pool.submit(() -> { start.await(); return validate(review); }));
+        }
+        start.countDown();
+        var allowed = 0;
+        for (var f : futures) {
+          allowed += f.get(20, java.util.concurrent.TimeUnit.SECONDS).path("response").path("allowed").asBoolean() ? 1 : 0;
+        }
+        assertThat(allowed).as("round %d: exactly one of two disagreeing members is admitted", round).isEqualTo(1);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
   void refusesGangNameAlreadyUsedByAnotherOwner() {
     client.resource(KubernetesJson.mapper().convertValue(pod("cluster/gang-master.yaml"), Pod.class)).create();
     await().atMost(Duration.ofSeconds(5)).until(() -> cluster.gangPods("default", "pytorch-dist-nccl").size() == 1);
