@@ -8,6 +8,15 @@ import java.util.Objects;
  * CPU socket/affinity; -1 when unknown). Immutable; pair scores are precomputed.
  */
 public final class LinkMatrix {
+  /**
+   * Added to a pair on one NUMA node. nvidia-smi hides the PCIe path of NVLink pairs and labels
+   * some same-socket PCIe pairs SYS; the affinity columns still tell near from far. Smaller than
+   * any gap between link levels, so it only breaks ties.
+   */
+  public static final int SAME_NUMA_POINTS = 5;
+
+  private static final Link SELF = new Link(0, PcieLevel.UNKNOWN);
+
   private final Link[][] links;
   private final int[][] scores;
   private final int[] numa;
@@ -19,7 +28,7 @@ public final class LinkMatrix {
     this.scores = new int[links.length][links.length];
     for (int i = 0; i < links.length; i++) {
       for (int j = 0; j < links.length; j++) {
-        scores[i][j] = i == j ? 0 : links[i][j].score();
+        scores[i][j] = i == j ? 0 : links[i][j].score() + (numa[i] >= 0 && numa[i] == numa[j] ? SAME_NUMA_POINTS : 0);
       }
     }
     this.groupScores = computeGroupScores(scores, numa);
@@ -40,6 +49,7 @@ public final class LinkMatrix {
         throw new IllegalArgumentException("row GPU" + i + " has " + links[i].length + " entries, expected " + n);
       }
       copy[i] = links[i].clone();
+      copy[i][i] = SELF;
     }
     for (int i = 0; i < n; i++) {
       for (int j = i + 1; j < n; j++) {
@@ -59,7 +69,7 @@ public final class LinkMatrix {
     var links = new Link[gpus][gpus];
     for (int i = 0; i < gpus; i++) {
       for (int j = 0; j < gpus; j++) {
-        links[i][j] = new Link(nvlinks, numa[i] >= 0 && numa[i] == numa[j] ? PcieLevel.NODE : PcieLevel.SYS);
+        links[i][j] = new Link(nvlinks, PcieLevel.UNKNOWN);
       }
     }
     return of(links, numa);
@@ -92,11 +102,8 @@ public final class LinkMatrix {
     var links = new Link[8][8];
     for (int i = 0; i < 8; i++) {
       for (int j = 0; j < 8; j++) {
-        var sameSocket = numa[i] == numa[j];
-        links[i][j] =
-            nv[i][j] > 0
-                ? new Link(nv[i][j], sameSocket ? PcieLevel.NODE : PcieLevel.SYS)
-                : new Link(0, sameSocket ? PcieLevel.NODE : PcieLevel.SYS);
+        // As nvidia-smi prints it: NV# for NVLink pairs, SYS for the others.
+        links[i][j] = nv[i][j] > 0 ? new Link(nv[i][j], PcieLevel.UNKNOWN) : new Link(0, PcieLevel.SYS);
       }
     }
     return of(links, numa);

@@ -82,7 +82,8 @@ public final class TopologyParser {
       var affinityColumn = numaColumn >= 0 ? numaColumn : cpuColumn;
       if (affinityColumn >= 0 && affinityColumn + 1 < cells.length) {
         var value = cells[affinityColumn + 1].trim();
-        affinity[i] = value.isEmpty() || value.equals("N/A") ? null : value;
+        // "N/A", or "?" where a published excerpt was cut off: unknown.
+        affinity[i] = value.isEmpty() || value.equals("N/A") || value.contains("?") ? null : value;
       }
     }
     if (rows.size() < n) {
@@ -91,7 +92,7 @@ public final class TopologyParser {
       }
       complete(links, rows.keySet());
     }
-    return LinkMatrix.of(withNumaLevels(links, affinity), groups(affinity));
+    return LinkMatrix.of(links, groups(affinity));
   }
 
   private static String cell(String[] cells, int column, int i, int j) {
@@ -142,19 +143,6 @@ public final class TopologyParser {
         }
       }
     }
-  }
-
-  /** nvidia-smi hides the PCIe path of NVLink pairs; the NUMA placement still tells near from far. */
-  private static Link[][] withNumaLevels(Link[][] links, String[] affinity) {
-    for (int i = 0; i < links.length; i++) {
-      for (int j = 0; j < links.length; j++) {
-        var link = links[i][j];
-        if (i != j && link.nvlinks() > 0 && link.level() == PcieLevel.UNKNOWN && affinity[i] != null && affinity[j] != null) {
-          links[i][j] = new Link(link.nvlinks(), affinity[i].equals(affinity[j]) ? PcieLevel.NODE : PcieLevel.SYS);
-        }
-      }
-    }
-    return links;
   }
 
   private static int[] groups(String[] affinity) {
