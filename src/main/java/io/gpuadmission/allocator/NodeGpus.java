@@ -4,10 +4,11 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * A node as the allocator sees it: name, GPUs in index order, the link matrix when known, and the
- * CPU still free (milli-CPU; {@link Long#MAX_VALUE} when the caller does not count CPU).
+ * A node as the allocator sees it: name, GPUs in index order, the link matrix when known, and its
+ * CPU capacity and CPU still free (milli-CPU; {@link Long#MAX_VALUE} when the caller does not count
+ * CPU).
  */
-public record NodeGpus(String name, List<GpuDevice> gpus, Optional<LinkMatrix> links, long cpuFree) {
+public record NodeGpus(String name, List<GpuDevice> gpus, Optional<LinkMatrix> links, long cpuCapacity, long cpuFree) {
   public NodeGpus {
     gpus = List.copyOf(gpus);
     for (int i = 0; i < gpus.size(); i++) {
@@ -18,6 +19,37 @@ public record NodeGpus(String name, List<GpuDevice> gpus, Optional<LinkMatrix> l
     if (links.isPresent() && links.get().size() != gpus.size()) {
       throw new IllegalArgumentException(name + ": link matrix for " + links.get().size() + " GPUs, node has " + gpus.size());
     }
+  }
+
+  /** A node that does not count CPU. */
+  public static NodeGpus withoutCpu(String name, List<GpuDevice> gpus, Optional<LinkMatrix> links) {
+    return new NodeGpus(name, gpus, links, Long.MAX_VALUE, Long.MAX_VALUE);
+  }
+
+  /** This node after {@code task} took {@code placed} (GPU indices). */
+  public NodeGpus after(Task task, int[] placed) {
+    var updated = new java.util.ArrayList<>(gpus);
+    for (var index : placed) {
+      var gpu = updated.get(index);
+      updated.set(index, gpu.withUsed(gpu.used() + (task.isShareOf(gpu.capacity()) ? task.perGpu() : gpu.capacity())));
+    }
+    return new NodeGpus(name, updated, links, cpuCapacity, cpuFree == Long.MAX_VALUE ? cpuFree : cpuFree - task.cpuMilli());
+  }
+
+  public long gpuFree() {
+    long free = 0;
+    for (var gpu : gpus) {
+      free += gpu.free();
+    }
+    return free;
+  }
+
+  public long gpuCapacity() {
+    long capacity = 0;
+    for (var gpu : gpus) {
+      capacity += gpu.capacity();
+    }
+    return capacity;
   }
 
   public String model() {

@@ -12,7 +12,7 @@ final class Nodes {
     for (int i = 0; i < links.size(); i++) {
       gpus.add(new GpuDevice(i, "test", 16, used[i] ? 16 : 0, true));
     }
-    return new NodeGpus("node", gpus, Optional.of(links), Long.MAX_VALUE);
+    return NodeGpus.withoutCpu("node", gpus, Optional.of(links));
   }
 
   static boolean[] mask(int n, int bits) {

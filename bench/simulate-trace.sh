@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Replays the Alibaba GPU trace (FGD paper, ATC '23) against one placement policy.
+#   bench/simulate-trace.sh --nodes FILE --pods FILE --policy binpack|spread|best-fit|fgd|random --seeds 42-51
+# Prints one line per seed and a last line: mean_allocation_ratio=0.xxxx policy=... pods=FILE
+# The data: ../shared/data/alibaba-gpu-v2023/ (research use only; never shipped in the jar).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if [[ ! -d "$root/target/test-classes/io/gpuadmission/bench" ]]; then
+  (cd "$root" && ./mvnw -B -q -DskipTests test-compile)
+fi
+exec java -Xmx2g -cp "$root/target/classes:$root/target/test-classes" io.gpuadmission.bench.TraceSimulator "$@"

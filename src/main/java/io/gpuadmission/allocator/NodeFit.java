@@ -1,0 +1,33 @@
+package io.gpuadmission.allocator;
+
+/** Whether a task fits a node, and the GPU options it has there. No allocation. */
+public final class NodeFit {
+  private NodeFit() {}
+
+  public static boolean fits(NodeGpus node, Task task) {
+    if (node.cpuFree() < task.cpuMilli()) {
+      return false;
+    }
+    if (task.gpus() == 0) {
+      return true;
+    }
+    if (!task.allows(node.model())) {
+      return false;
+    }
+    var usable = 0;
+    for (var gpu : node.gpus()) {
+      if (usable(gpu, task)) {
+        usable++;
+        if (usable >= task.gpus()) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** True when {@code gpu} could hold one GPU's part of {@code task}. */
+  static boolean usable(GpuDevice gpu, Task task) {
+    return task.isShareOf(gpu.capacity()) ? gpu.free() >= task.perGpu() : gpu.wholeFree() && gpu.capacity() >= task.perGpu();
+  }
+}

@@ -1,0 +1,97 @@
+package io.gpuadmission.allocator;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class PlacementPolicyTest {
+  private static final long GPU = 1000;
+  private final WholeGpuStrategy whole = new FirstFitStrategy();
+
+  /** A node whose GPUs have the given free amounts (capacity 1000 each) and CPU. */
+  private static NodeGpus node(String name, long cpuCapacity, long cpuFree, long... free) {
+    var gpus = new ArrayList<GpuDevice>();
+    for (int i = 0; i < free.length; i++) {
+      gpus.add(new GpuDevice(i, "V100M16", GPU, GPU - free[i], true));
+    }
+    return new NodeGpus(name, gpus, Optional.empty(), cpuCapacity, cpuFree);
+  }
+
+  @Test
+  void binpackPutsShareOnTheFullestGpuThatFits() {
+    var policy = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, whole);
+    var n = node("a", 32000, 32000, 800, 300, 500, 1000);
+
+    assertThat(policy.chooseOnNode(n, Task.share(1000, 300)).orElseThrow()).containsExactly(1);
+    assertThat(policy.chooseOnNode(n, Task.share(1000, 400)).orElseThrow()).containsExactly(2);
+  }
+
+  @Test
+  void spreadPutsShareOnTheEmptiestGpu() {
+    var policy = new HeuristicPolicy(HeuristicPolicy.Kind.SPREAD, whole);
+
+    assertThat(policy.chooseOnNode(node("a", 32000, 32000, 800, 300, 500, 1000), Task.share(1000, 400)).orElseThrow())
+        .containsExactly(3);
+  }
+
+  @Test
+  void binpackRanksNodesByWhatTheChosenGpuKeeps() {
+    var policy = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, whole);
+    var nodes = List.of(node("a", 32000, 32000, 900, 1000), node("b", 32000, 32000, 450, 1000), node("c", 32000, 32000, 300));
+
+    assertThat(policy.place(nodes, Task.share(1000, 400))).contains(new Placement(1, new int[] {0}));
+    assertThat(policy.scoreNode(nodes.get(2), Task.share(1000, 400))).isEmpty();
+  }
+
+  @Test
+  void fgdAvoidsLeavingASliverNoLikelyTaskCanUse() {
+    // Every task in the workload asks half a GPU: a GPU left with 200 is a fragment.
+    var workload = TaskDistribution.of(List.of(Task.share(1000, 500)));
+    var fgd = new FgdPolicy(workload, whole);
+    var binpack = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, whole);
+    var nodes = List.of(node("a", 32000, 32000, 600), node("b", 32000, 32000, 1000));
+    var task = Task.share(1000, 400);
+
+    assertThat(binpack.place(nodes, task)).contains(new Placement(0, new int[] {0}));
+    assertThat(fgd.place(nodes, task)).contains(new Placement(1, new int[] {0}));
+  }
+
+  @Test
+  void fgdKeepsCpuWhereGpusWouldOtherwiseBeStranded() {
+    // GPU tasks need 8 cores; a CPU task that leaves node a with 4 cores strands its free GPU.
+    var workload = TaskDistribution.of(List.of(Task.share(8000, 500)));
+    var fgd = new FgdPolicy(workload, whole);
+    var nodes = List.of(node("a", 16000, 12000, 1000), node("b", 16000, 16000, 0));
+
+    assertThat(fgd.place(nodes, new Task(8000, 0, 0, java.util.Set.of()))).contains(new Placement(1, new int[0]));
+  }
+
+  @Test
+  void fragmentationCountsAllFreeGpuForTasksThatCannotFit() {
+    var fragmentation = new Fragmentation(TaskDistribution.of(List.of(Task.share(8000, 500), Task.whole(4000, 2, GPU))));
+    // Task 1 fits (GPU 0 has 1000 free, GPU 1's 300 is a fragment); task 2 needs 2 whole GPUs: all 1300 is fragment.
+    assertThat(fragmentation.of(node("a", 16000, 16000, 1000, 300))).isEqualTo(0.5 * 300 + 0.5 * 1300);
+    // Without CPU for either task, everything free is fragment.
+    assertThat(fragmentation.of(node("b", 16000, 2000, 1000, 300))).isEqualTo(1300.0);
+  }
+
+  @Test
+  void wholeGpuTasksTakeWhollyFreeGpusOnly() {
+    var policy = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, new TopologyAwareStrategy());
+    var n = node("a", 64000, 64000, 1000, 500, 1000, 1000);
+
+    assertThat(policy.chooseOnNode(n, Task.whole(1000, 2, GPU)).orElseThrow()).containsExactly(0, 2);
+    assertThat(policy.chooseOnNode(n, Task.whole(1000, 4, GPU))).isEmpty();
+  }
+
+  @Test
+  void respectsModelConstraints() {
+    var policy = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, whole);
+    var task = new Task(1000, 1, 300, java.util.Set.of("T4"));
+
+    assertThat(policy.scoreNode(node("a", 32000, 32000, 1000), task)).isEmpty();
+  }
+}
