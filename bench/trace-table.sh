@@ -5,7 +5,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 data="${DATA:-$root/../shared/data/alibaba-gpu-v2023}"
 policies=(fgd binpack best-fit random spread)
-echo "| pods | ${policies[*]// / | } |" | sed 's/ fgd binpack best-fit random spread / fgd | binpack | best-fit | random | spread /'
+echo "| pods | fgd | binpack | best-fit | random | spread |"
 echo "| --- | --- | --- | --- | --- | --- |"
 for pods in "$data"/openb_pod_list_*.csv; do
   row="| $(basename "$pods" .csv) |"

@@ -2,13 +2,12 @@ package io.gpuadmission.allocator;
 
 /**
  * Fragmentation gradient descent (Weng et al., USENIX ATC '23): place each task where the
- * expected fragmentation of the cluster, measured against the workload's task distribution,
- * grows least. Only the chosen node changes, so the cluster's growth is that node's growth.
+ * expected fragmentation of the cluster, measured against the distribution of the workload's GPU
+ * tasks, grows least. Only the chosen node changes, so the cluster's growth is that node's growth.
  *
  * <p>Equal growth is common (identical idle nodes; CPU-only tasks, which rarely change any GPU's
- * usability): those ties go to the placement that leaves the node fullest in GPU and CPU, each as
- * a share of the node (best fit), then to the lower node position. On the Alibaba trace this
- * tie-break is worth about half a point of allocation over taking the first node.
+ * usability): those ties go to the node left with the smallest share of free GPU, which sends
+ * CPU-only work to nodes whose GPUs are already taken, then to the lower node position.
  */
 public final class FgdPolicy extends ScoringPolicy {
   /** Growths closer than this are equal: floating-point noise must not decide. */
@@ -38,14 +37,8 @@ public final class FgdPolicy extends ScoringPolicy {
     }
     var cpuAfter = node.cpuFree() == Long.MAX_VALUE ? node.cpuFree() : node.cpuFree() - task.cpuMilli();
     var growth = Math.round((fragmentation.of(node.model(), cpuAfter, free, capacity) - before) / RESOLUTION);
-    // Growth is a multiple of RESOLUTION; the best-fit term stays below one step of it.
-    return growth + bestFit(node, taken, cpuAfter) * 0.25;
-  }
-
-  /** Free GPU plus free CPU after the task, each as a share of the node: 0..2. */
-  private static double bestFit(NodeGpus node, long gpuTaken, long cpuAfter) {
-    var gpuShare = node.gpuCapacity() == 0 ? 0 : (node.gpuFree() - gpuTaken) / (double) node.gpuCapacity();
-    var cpuShare = node.cpuCapacity() == Long.MAX_VALUE || node.cpuCapacity() == 0 ? 0 : cpuAfter / (double) node.cpuCapacity();
-    return gpuShare + cpuShare;
+    // Growth is counted in steps of RESOLUTION; the tie-break stays below half a step.
+    var gpuLeft = node.gpuCapacity() == 0 ? 0 : (node.gpuFree() - taken) / (double) node.gpuCapacity();
+    return growth + gpuLeft * 0.5;
   }
 }

@@ -82,7 +82,8 @@ public final class TraceSimulator {
       case "binpack" -> new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, whole);
       case "spread" -> new HeuristicPolicy(HeuristicPolicy.Kind.SPREAD, whole);
       case "best-fit" -> new HeuristicPolicy(HeuristicPolicy.Kind.BEST_FIT, whole);
-      case "fgd" -> new FgdPolicy(TaskDistribution.of(workload), whole);
+      // The target workload is the GPU tasks: CPU-only tasks use no GPU and leave none stranded.
+      case "fgd" -> new FgdPolicy(TaskDistribution.of(workload.stream().filter(t -> t.gpus() > 0).toList()), whole);
       case "random" -> new RandomPolicy(new Random(seed * 31 + 7), whole);
       default -> throw new IllegalArgumentException("unknown policy " + name + " (binpack, spread, best-fit, fgd, random)");
     };
