@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the allocator JMH benchmarks (src/test/java/io/gpuadmission/bench/AllocatorBenchmark.java).
+#   bench/jmh.sh                 # all, 1 fork, 3 warm-up + 5 measurement iterations of 2 s
+#   bench/jmh.sh Nvl72 -i 10     # a subset, more iterations (any JMH options)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+./mvnw -B -q -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/bench-classpath.txt
+filter="${1:-AllocatorBenchmark}"
+shift || true
+exec java -cp "target/test-classes:target/classes:$(cat target/bench-classpath.txt)" org.openjdk.jmh.Main "$filter" \
+  -f 1 -wi 3 -w 2s -i 5 -r 2s -rf text -rff target/jmh-result.txt "$@"
