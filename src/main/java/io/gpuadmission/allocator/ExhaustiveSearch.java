@@ -13,6 +13,7 @@ final class ExhaustiveSearch {
   private final long[] rowFree;
   private final long totalFree;
   private final int[] current;
+  private final long maxPair;
   private int[] best;
   private long bestSet = Long.MIN_VALUE;
   private long bestRest = Long.MIN_VALUE;
@@ -33,6 +34,15 @@ final class ExhaustiveSearch {
       total += rowFree[free[a]];
     }
     this.totalFree = total / 2;
+    long max = 0;
+    for (var a : free) {
+      for (var b : free) {
+        if (a != b) {
+          max = Math.max(max, links.score(a, b));
+        }
+      }
+    }
+    this.maxPair = max;
   }
 
   static int[] search(LinkMatrix links, int[] free, int count) {
@@ -50,6 +60,11 @@ final class ExhaustiveSearch {
         bestRest = rest;
         best = current.clone();
       }
+      return;
+    }
+    // No completion can beat the best set when even maximal pairs would not reach it.
+    var pairsToAdd = (long) count * (count - 1) / 2 - (long) depth * (depth - 1) / 2;
+    if (best != null && setScore + pairsToAdd * maxPair < bestSet) {
       return;
     }
     for (int a = from; a <= free.length - (count - depth); a++) {

@@ -31,7 +31,7 @@ final class GroupedSearch {
     }
     this.freeInGroup = new int[groups];
     for (var gpu : free) {
-      freeInGroup[links.numa(gpu)]++;
+      freeInGroup[links.group(gpu)]++;
     }
   }
 
@@ -67,7 +67,7 @@ final class GroupedSearch {
       if (taken == count) {
         break;
       }
-      var g = links.numa(gpu);
+      var g = links.group(gpu);
       if (hi[g] == lo[g]) {
         continue;
       }

@@ -21,6 +21,7 @@ public final class LinkMatrix {
   private final int[][] scores;
   private final int[] numa;
   private final int[][] groupScores;
+  private final int unknownGroup;
 
   private LinkMatrix(Link[][] links, int[] numa) {
     this.links = links;
@@ -31,6 +32,7 @@ public final class LinkMatrix {
         scores[i][j] = i == j ? 0 : links[i][j].score() + (numa[i] >= 0 && numa[i] == numa[j] ? SAME_NUMA_POINTS : 0);
       }
     }
+    this.unknownGroup = Arrays.stream(numa).max().orElse(-1) + 1;
     this.groupScores = computeGroupScores(scores, numa);
   }
 
@@ -134,11 +136,18 @@ public final class LinkMatrix {
     return groupScores;
   }
 
+  /**
+   * The GPU's group for grouped search: its NUMA group, or one extra group for every GPU whose
+   * NUMA node is unknown (they are interchangeable too if, and only if, their scores agree, which
+   * {@link #groupScores()} checks).
+   */
+  int group(int gpu) {
+    return numa[gpu] >= 0 ? numa[gpu] : unknownGroup;
+  }
+
   private static int[][] computeGroupScores(int[][] scores, int[] numa) {
-    var groups = Arrays.stream(numa).max().orElse(-1) + 1;
-    if (Arrays.stream(numa).anyMatch(g -> g < 0)) {
-      return null;
-    }
+    var unknown = Arrays.stream(numa).max().orElse(-1) + 1;
+    var groups = unknown + (Arrays.stream(numa).anyMatch(g -> g < 0) ? 1 : 0);
     var table = new int[groups][groups];
     for (var row : table) {
       Arrays.fill(row, Integer.MIN_VALUE);
@@ -148,11 +157,12 @@ public final class LinkMatrix {
         if (i == j) {
           continue;
         }
-        var seen = table[numa[i]][numa[j]];
-        if (seen != Integer.MIN_VALUE && seen != scores[i][j]) {
+        var a = numa[i] >= 0 ? numa[i] : unknown;
+        var b = numa[j] >= 0 ? numa[j] : unknown;
+        if (table[a][b] != Integer.MIN_VALUE && table[a][b] != scores[i][j]) {
           return null;
         }
-        table[numa[i]][numa[j]] = scores[i][j];
+        table[a][b] = scores[i][j];
       }
     }
     return table;

@@ -81,6 +81,7 @@ final class PolicyValidator {
     if (m.memoryTolerancePercent() < 0 || m.memoryTolerancePercent() > 50) {
       add("gpuModel.memoryTolerancePercent", m.memoryTolerancePercent() + " must be between 0 and 50");
     }
+    topologies(p.allocator().topologies());
     m.namespaceDefaults()
         .forEach(
             (namespace, model) -> {
@@ -90,6 +91,19 @@ final class PolicyValidator {
               }
               labelValue(path, model);
             });
+  }
+
+  private void topologies(java.util.Map<String, String> topologies) {
+    topologies.forEach(
+        (model, text) -> {
+          var path = "allocator.topologies." + model;
+          labelValue(path, model);
+          try {
+            io.gpuadmission.allocator.TopologyParser.parse(text);
+          } catch (IllegalArgumentException e) {
+            add(path, "not a usable nvidia-smi topo -m matrix: " + e.getMessage());
+          }
+        });
   }
 
   private void namespaces(String path, List<String> list) {

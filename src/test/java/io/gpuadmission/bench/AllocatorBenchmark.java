@@ -10,8 +10,6 @@ import io.gpuadmission.allocator.NodeGpus;
 import io.gpuadmission.allocator.Task;
 import io.gpuadmission.allocator.TaskDistribution;
 import io.gpuadmission.allocator.TopologyAwareStrategy;
-import io.gpuadmission.allocator.TopologyParser;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,8 +45,7 @@ public class AllocatorBenchmark {
   @Setup
   public void setUp() throws Exception {
     dgx1HalfUsed = node(LinkMatrix.dgx1V100(), 0b0001_0010);
-    var dgx2 = TopologyParser.parse(Files.readString(Path.of("src/test/resources/topologies/dgx2-v100-16gpu-nvswitch-partial.txt")), true);
-    dgx2Exhaustive = node(dgx2, 0);
+    dgx2Exhaustive = node(twoDgx1Boards(), 0b0000_0001_0000_0010);
     var numa16 = new int[16];
     for (int i = 0; i < 16; i++) {
       numa16[i] = i / 4;
@@ -70,6 +67,20 @@ public class AllocatorBenchmark {
     binpack = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, new FirstFitStrategy());
     fgd = new FgdPolicy(TaskDistribution.of(pods.stream().filter(t -> t.gpus() > 0).toList()), new FirstFitStrategy());
     share = Task.share(6000, 470);
+  }
+
+  /** 16 GPUs as two DGX-1 cube meshes joined by SYS: irregular, so searched exhaustively. */
+  public static LinkMatrix twoDgx1Boards() {
+    var one = LinkMatrix.dgx1V100();
+    var links = new io.gpuadmission.allocator.Link[16][16];
+    var numa = new int[16];
+    for (int i = 0; i < 16; i++) {
+      numa[i] = i / 4;
+      for (int j = 0; j < 16; j++) {
+        links[i][j] = i / 8 == j / 8 ? one.link(i % 8, j % 8) : new io.gpuadmission.allocator.Link(0, io.gpuadmission.allocator.PcieLevel.SYS);
+      }
+    }
+    return LinkMatrix.of(links, numa);
   }
 
   private static NodeGpus node(LinkMatrix links, long usedMask) {
@@ -96,7 +107,7 @@ public class AllocatorBenchmark {
   }
 
   @Benchmark
-  public Object wholeGpus16Dgx2ExhaustiveChoose8() {
+  public Object wholeGpus16IrregularExhaustiveChoose8() {
     return topology.choose(dgx2Exhaustive, 8);
   }
 

@@ -33,7 +33,7 @@ class PolicyParserTest {
             topology: {jobLabel: example.com/job, replicaLabel: example.com/replicas, wholeGpuResource: nvidia.com/gpu, resourceName: example.com/gpu, pool: topo, hostIPC: false, hostNetwork: true, hostPID: false, dnsPolicy: Default, allowedNamespaces: [ml]}
             sharedMemory: {resourceName: example.com/gpu-mem, isolatedPool: iso, selfLimitedPool: shared, placement: spread, selfLimitedAnnotation: example.com/self, selfLimitedEnv: [TF_MEMORY_FRACTION]}
             gpuModel: {modelAnnotation: example.com/model, minMemoryAnnotation: example.com/min, memoryTolerancePercent: 5, namespaceDefaults: {ml: Tesla-T4}}
-            allocator: {wholeGpu: first-fit, memoryShare: fgd, topologies: {Tesla-T4: "GPU0 X"}}
+            allocator: {wholeGpu: first-fit, memoryShare: fgd, topologies: {Tesla-T4: "\\tGPU0\\tGPU1\\nGPU0\\t X \\tPHB\\nGPU1\\tPHB\\t X \\n"}}
             failureMode: {gpuPods: open, otherPods: closed}
             """);
 
@@ -63,6 +63,7 @@ class PolicyParserTest {
           negative quantity  | gpuModel:\\n  memoryTolerancePercent: -3               | line 2: gpuModel.memoryTolerancePercent: -3 must be between 0 and 50
           unknown strategy   | allocator:\\n  memoryShare: tightest                   | line 2: allocator.memoryShare: "tightest" is not one of [binpack, spread, fgd]
           unknown version    | version: 2                                              | line 1: version: 2 is not supported; this webhook reads version 1
+          bad topology       | allocator:\\n  topologies:\\n    Tesla-T4: "\\tGPU0\\tGPU1\\x0AGPU0\\t X \\tPHB\\x0AGPU1\\tSYS\\t X " | line 3: allocator.topologies.Tesla-T4: not a usable nvidia-smi topo -m matrix: asymmetric link matrix: GPU0->GPU1 is PHB but GPU1->GPU0 is SYS
           null value         | optOutLabel: null                                       | line 1: optOutLabel: must have a value (null is not allowed here)
           not a mapping      | - a list                                                | line 1: the policy must be a YAML mapping of keys to values
           broken YAML        | topology: [unclosed                                     | line 1: not valid YAML: while parsing a flow sequence: expected ',' or ']', but got <stream end>
