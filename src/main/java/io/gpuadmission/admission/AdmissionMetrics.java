@@ -31,12 +31,22 @@ public class AdmissionMetrics {
   private final MeterRegistry registry;
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
   private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+  /** Off while warm-up pushes sample reviews: they are not traffic. Nothing else arrives then. */
+  private volatile boolean recording;
 
   public AdmissionMetrics(MeterRegistry registry) {
     this.registry = registry;
   }
 
+  /** Starts counting; called once warm-up is over. */
+  public void startRecording() {
+    recording = true;
+  }
+
   public void record(String endpoint, Outcome outcome, long startNanos) {
+    if (!recording) {
+      return;
+    }
     counters
         .computeIfAbsent(
             endpoint + '|' + outcome,
@@ -62,6 +72,9 @@ public class AdmissionMetrics {
   }
 
   public void ruleApplied(String endpoint, String rule) {
+    if (!recording) {
+      return;
+    }
     counters
         .computeIfAbsent(
             endpoint + "|rule|" + rule,

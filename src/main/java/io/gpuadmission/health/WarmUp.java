@@ -1,8 +1,10 @@
 package io.gpuadmission.health;
 
+import io.gpuadmission.admission.AdmissionMetrics;
 import io.gpuadmission.admission.MalformedReviewException;
 import io.gpuadmission.admission.MutationService;
 import io.gpuadmission.admission.ReviewCodec;
+import io.gpuadmission.admission.ValidationService;
 import io.quarkus.vertx.http.HttpsServerStart;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.ObservesAsync;
@@ -30,17 +32,24 @@ import org.jboss.logging.Logger;
 @ApplicationScoped
 public class WarmUp {
   private static final Logger LOG = Logger.getLogger(WarmUp.class);
-  static final List<String> SAMPLES =
+  static final List<String> MUTATE_SAMPLES =
       List.of("/warmup/gpu-topology.json", "/warmup/gpu-mem.json", "/warmup/cpu-only.json");
+  /** Dry runs: judged like any review, but they leave nothing in the gang ledger. */
+  static final List<String> VALIDATE_SAMPLES =
+      List.of("/warmup/validate-pod-dry-run.json", "/warmup/validate-pytorchjob-dry-run.json");
   private static final int IN_PROCESS_ROUNDS = 200;
   private static final Duration SELF_REQUEST_DEADLINE = Duration.ofSeconds(30);
 
   private final MutationService mutation;
+  private final ValidationService validation;
+  private final AdmissionMetrics metrics;
   private volatile State state = State.PENDING;
-  private volatile String detail = "warm-up has not run yet";
+  private volatile String detail = "warming up: the HTTPS listener has not started yet";
 
-  public WarmUp(MutationService mutation) {
+  public WarmUp(MutationService mutation, ValidationService validation, AdmissionMetrics metrics) {
     this.mutation = mutation;
+    this.validation = validation;
+    this.metrics = metrics;
   }
 
   /** Where warm-up stands, for the readiness check. */
@@ -59,14 +68,22 @@ public class WarmUp {
 
   void onHttpsStarted(@ObservesAsync HttpsServerStart started) {
     var began = System.nanoTime();
+    detail = "warming up: pushing sample reviews through /mutate and /validate";
     try {
-      var samples = SAMPLES.stream().map(WarmUp::read).toList();
+      var mutate = MUTATE_SAMPLES.stream().map(WarmUp::read).toList();
+      var validate = VALIDATE_SAMPLES.stream().map(WarmUp::read).toList();
       for (int i = 0; i < IN_PROCESS_ROUNDS; i++) {
-        for (var sample : samples) {
+        for (var sample : mutate) {
           ReviewCodec.encode(mutation.review(ReviewCodec.decode(sample)));
         }
+        for (var sample : validate) {
+          ReviewCodec.encode(validation.review(ReviewCodec.decode(sample)));
+        }
       }
-      detail = selfRequest(started.options().getPort(), samples);
+      var port = started.options().getPort();
+      selfRequest(port, "/mutate", mutate);
+      selfRequest(port, "/validate", validate);
+      detail = "in-process and HTTPS self-request on port " + port + " done";
     } catch (RuntimeException | IOException | GeneralSecurityException | MalformedReviewException e) {
       detail = "warm-up incomplete (" + e + "); serving anyway";
       LOG.warn(detail);
@@ -74,17 +91,18 @@ public class WarmUp {
       Thread.currentThread().interrupt();
       detail = "warm-up interrupted";
     }
+    metrics.startRecording();
     state = State.DONE;
     LOG.infof("warm-up finished in %d ms: %s", (System.nanoTime() - began) / 1_000_000, detail);
   }
 
-  /** POSTs the samples to our own /mutate; retries while the listener is not yet accepting. */
-  private static String selfRequest(int port, List<byte[]> samples)
+  /** POSTs the samples to our own endpoint; retries while the listener is not yet accepting. */
+  private static void selfRequest(int port, String path, List<byte[]> samples)
       throws IOException, InterruptedException, GeneralSecurityException {
     var client =
         HttpClient.newBuilder().sslContext(trustingLoopback()).connectTimeout(Duration.ofSeconds(2)).build();
     var deadline = System.nanoTime() + SELF_REQUEST_DEADLINE.toNanos();
-    var uri = URI.create("https://127.0.0.1:" + port + "/mutate");
+    var uri = URI.create("https://127.0.0.1:" + port + path);
     IOException last = null;
     while (System.nanoTime() < deadline) {
       try {
@@ -98,10 +116,10 @@ public class WarmUp {
                       .build(),
                   HttpResponse.BodyHandlers.discarding());
           if (response.statusCode() != 200) {
-            return "self-request to " + uri + " answered HTTP " + response.statusCode();
+            throw new IOException("self-request to " + uri + " answered HTTP " + response.statusCode());
           }
         }
-        return "in-process and HTTPS self-request on port " + port + " done";
+        return;
       } catch (IOException e) {
         last = e;
         Thread.sleep(200);
