@@ -21,22 +21,12 @@ public final class FgdPolicy extends ScoringPolicy {
 
   @Override
   protected double score(NodeGpus node, Task task, int[] gpus) {
-    var n = node.gpus().size();
-    var free = new long[n];
-    var capacity = new long[n];
-    for (int i = 0; i < n; i++) {
-      free[i] = node.gpus().get(i).free();
-      capacity[i] = node.gpus().get(i).capacity();
-    }
-    var before = fragmentation.of(node.model(), node.cpuFree(), free, capacity);
+    var growth = Math.round(fragmentation.growth(node, task, gpus) / RESOLUTION);
     long taken = 0;
     for (var g : gpus) {
-      var amount = task.isShareOf(capacity[g]) ? task.perGpu() : capacity[g];
-      free[g] -= amount;
-      taken += amount;
+      var capacity = node.gpus().get(g).capacity();
+      taken += task.isShareOf(capacity) ? task.perGpu() : capacity;
     }
-    var cpuAfter = node.cpuFree() == Long.MAX_VALUE ? node.cpuFree() : node.cpuFree() - task.cpuMilli();
-    var growth = Math.round((fragmentation.of(node.model(), cpuAfter, free, capacity) - before) / RESOLUTION);
     // Growth is counted in steps of RESOLUTION; the tie-break stays below half a step.
     var gpuLeft = node.gpuCapacity() == 0 ? 0 : (node.gpuFree() - taken) / (double) node.gpuCapacity();
     return growth + gpuLeft * 0.5;

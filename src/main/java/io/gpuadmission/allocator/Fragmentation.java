@@ -29,14 +29,35 @@ public final class Fragmentation {
   }
 
   public double of(NodeGpus node) {
-    var n = node.gpus().size();
-    var free = new long[n];
-    var capacity = new long[n];
-    for (int i = 0; i < n; i++) {
+    return of(node.model(), node.cpuFree(), free(node), capacity(node));
+  }
+
+  /** How much the node's expected fragmentation grows when {@code task} takes {@code gpus}. */
+  public double growth(NodeGpus node, Task task, int[] gpus) {
+    var free = free(node);
+    var capacity = capacity(node);
+    var before = of(node.model(), node.cpuFree(), free, capacity);
+    for (var g : gpus) {
+      free[g] -= task.isShareOf(capacity[g]) ? task.perGpu() : capacity[g];
+    }
+    var cpuAfter = node.cpuFree() == Long.MAX_VALUE ? node.cpuFree() : node.cpuFree() - task.cpuMilli();
+    return of(node.model(), cpuAfter, free, capacity) - before;
+  }
+
+  private static long[] free(NodeGpus node) {
+    var free = new long[node.gpus().size()];
+    for (int i = 0; i < free.length; i++) {
       free[i] = node.gpus().get(i).free();
+    }
+    return free;
+  }
+
+  private static long[] capacity(NodeGpus node) {
+    var capacity = new long[node.gpus().size()];
+    for (int i = 0; i < capacity.length; i++) {
       capacity[i] = node.gpus().get(i).capacity();
     }
-    return of(node.model(), node.cpuFree(), free, capacity);
+    return capacity;
   }
 
   private double compute(String model, long cpuFree, long[] free, long[] capacity) {

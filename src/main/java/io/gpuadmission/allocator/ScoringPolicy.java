@@ -49,28 +49,16 @@ public abstract class ScoringPolicy implements PlacementPolicy {
 
   @Override
   public Optional<Placement> place(List<NodeGpus> nodes, Task task) {
-    var best = new Object() {
-      double score = Double.POSITIVE_INFINITY;
-      int node = -1;
-      int[] gpus;
-    };
+    Scored best = null;
+    var bestNode = -1;
     for (int n = 0; n < nodes.size(); n++) {
-      var node = nodes.get(n);
-      var position = n;
-      GpuOptions.forEach(
-          node,
-          task,
-          whole,
-          gpus -> {
-            var s = score(node, task, gpus);
-            if (s < best.score) {
-              best.score = s;
-              best.node = position;
-              best.gpus = gpus;
-            }
-          });
+      var candidate = bestOn(nodes.get(n), task);
+      if (candidate != null && (best == null || candidate.score < best.score)) {
+        best = candidate;
+        bestNode = n;
+      }
     }
-    return best.node < 0 ? Optional.empty() : Optional.of(new Placement(best.node, best.gpus));
+    return best == null ? Optional.empty() : Optional.of(new Placement(bestNode, best.gpus));
   }
 
   /** Free GPU amount the chosen GPUs keep after the task (0 for whole GPUs and CPU tasks). */

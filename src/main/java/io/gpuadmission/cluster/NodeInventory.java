@@ -24,7 +24,8 @@ public class NodeInventory {
   private final ClusterConnection cluster;
   private final PolicyStore policies;
   private final Map<String, GpuNode> nodes = new ConcurrentHashMap<>();
-  private volatile GpuModelCatalog catalog = GpuModelCatalog.EMPTY;
+  private volatile Snapshot snapshot = new Snapshot(List.of(), GpuModelCatalog.EMPTY);
+  private volatile boolean changed;
   private volatile SharedIndexInformer<Node> informer;
 
   public NodeInventory(ClusterConnection cluster, PolicyStore policies) {
@@ -53,7 +54,7 @@ public class NodeInventory {
           @Override
           public void onDelete(Node node, boolean finalStateUnknown) {
             nodes.remove(node.getMetadata().getName());
-            rebuild();
+            markChanged();
           }
         });
     informer
@@ -78,20 +79,36 @@ public class NodeInventory {
   }
 
   public List<GpuNode> nodes() {
-    return List.copyOf(nodes.values());
+    return snapshot().nodes();
   }
 
   public GpuModelCatalog models() {
-    return catalog;
+    return snapshot().models();
   }
+
+  /** The node list and model catalog, rebuilt once after changes rather than per event. */
+  private Snapshot snapshot() {
+    if (changed) {
+      synchronized (this) {
+        if (changed) {
+          changed = false;
+          var list = List.copyOf(nodes.values());
+          snapshot = new Snapshot(list, GpuModelCatalog.of(list));
+        }
+      }
+    }
+    return snapshot;
+  }
+
+  private record Snapshot(List<GpuNode> nodes, GpuModelCatalog models) {}
 
   /** Records a node; public for tests that fill the inventory without a cluster. */
   public void put(Node node) {
     nodes.put(node.getMetadata().getName(), GpuNodeMapper.map(node, policies.current().nodeLabels()));
-    rebuild();
+    markChanged();
   }
 
-  private void rebuild() {
-    catalog = GpuModelCatalog.of(nodes.values());
+  private void markChanged() {
+    changed = true;
   }
 }

@@ -63,6 +63,17 @@ class ClusterAdmissionTest {
     }
   }
 
+  /** Creates the pod through the API server and waits until the pod informer has it. */
+  void createAndAwait(ObjectNode pod, String label, int gangSize) {
+    client.resource(KubernetesJson.mapper().convertValue(pod, Pod.class)).create();
+    await().atMost(Duration.ofSeconds(5)).until(() -> cluster.gangPods("default", label).size() == gangSize);
+  }
+
+  static ObjectNode renamed(ObjectNode pod, String name) {
+    ((ObjectNode) pod.path("metadata")).put("name", name);
+    return pod;
+  }
+
   static String message(JsonNode response) {
     return response.path("response").path("status").path("message").asText();
   }
@@ -127,10 +138,8 @@ class ClusterAdmissionTest {
 
   @Test
   void refusesGangMemberDisagreeingWithMemberInTheInformerCache() {
-    client.resource(KubernetesJson.mapper().convertValue(pod("cluster/gang-master.yaml"), Pod.class)).create();
-    await().atMost(Duration.ofSeconds(5)).until(() -> cluster.gangPods("default", "pytorch-dist-nccl").size() == 1);
-    var worker = pod("cluster/gang-master.yaml");
-    ((ObjectNode) worker.path("metadata")).put("name", "pytorch-dist-nccl-worker-0");
+    createAndAwait(pod("cluster/gang-master.yaml"), "pytorch-dist-nccl", 1);
+    var worker = renamed(pod("cluster/gang-master.yaml"), "pytorch-dist-nccl-worker-0");
     ((ObjectNode) worker.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu", "2");
 
     assertThat(message(validate(Reviews.create("u-gang", worker))))
@@ -169,10 +178,8 @@ class ClusterAdmissionTest {
 
   @Test
   void refusesGangNameAlreadyUsedByAnotherOwner() {
-    client.resource(KubernetesJson.mapper().convertValue(pod("cluster/gang-master.yaml"), Pod.class)).create();
-    await().atMost(Duration.ofSeconds(5)).until(() -> cluster.gangPods("default", "pytorch-dist-nccl").size() == 1);
-    var other = pod("cluster/gang-master.yaml");
-    ((ObjectNode) other.path("metadata")).put("name", "other-job-master-0");
+    createAndAwait(pod("cluster/gang-master.yaml"), "pytorch-dist-nccl", 1);
+    var other = renamed(pod("cluster/gang-master.yaml"), "other-job-master-0");
     var owner = (ObjectNode) other.at("/metadata/ownerReferences/0");
     owner.put("name", "other-job").put("uid", "11111111-2222-4333-8444-555555555555");
 
@@ -184,13 +191,9 @@ class ClusterAdmissionTest {
 
   @Test
   void refusesMoreLiveMembersThanTheReplicaCount() {
-    var mapper = KubernetesJson.mapper();
-    client.resource(mapper.convertValue(pod("cluster/gang-master.yaml"), Pod.class)).create();
-    var worker = pod("cluster/gang-master.yaml");
-    ((ObjectNode) worker.path("metadata")).put("name", "pytorch-dist-nccl-worker-0");
-    client.resource(mapper.convertValue(worker, Pod.class)).create();
-    await().atMost(Duration.ofSeconds(5)).until(() -> cluster.gangPods("default", "pytorch-dist-nccl").size() == 2);
-    ((ObjectNode) worker.path("metadata")).put("name", "pytorch-dist-nccl-worker-1");
+    createAndAwait(pod("cluster/gang-master.yaml"), "pytorch-dist-nccl", 1);
+    createAndAwait(renamed(pod("cluster/gang-master.yaml"), "pytorch-dist-nccl-worker-0"), "pytorch-dist-nccl", 2);
+    var worker = renamed(pod("cluster/gang-master.yaml"), "pytorch-dist-nccl-worker-1");
 
     assertThat(message(validate(Reviews.create("u-count", worker))))
         .isEqualTo(
@@ -200,19 +203,14 @@ class ClusterAdmissionTest {
 
   @Test
   void tellsArenaJobsApartByOwnerAndChecksEachGang() {
-    var mapper = KubernetesJson.mapper();
-    var first = pod("mutation/arena-topology-pod/expected.yaml");
-    client.resource(mapper.convertValue(first, Pod.class)).create();
-    await().atMost(Duration.ofSeconds(5)).until(() -> cluster.gangPods("default", "true").size() == 1);
+    createAndAwait(pod("mutation/arena-topology-pod/expected.yaml"), "true", 1);
 
-    var otherJob = pod("mutation/arena-topology-pod/expected.yaml");
-    ((ObjectNode) otherJob.path("metadata")).put("name", "resnet-topo-worker-0");
+    var otherJob = renamed(pod("mutation/arena-topology-pod/expected.yaml"), "resnet-topo-worker-0");
     ((ObjectNode) otherJob.at("/metadata/ownerReferences/0")).put("name", "resnet-topo").put("uid", "22222222-3333-4444-8555-666666666666");
     ((ObjectNode) otherJob.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu", "2");
     assertThat(validate(Reviews.create("u-arena-1", otherJob)).path("response").path("allowed").asBoolean()).isTrue();
 
-    var sameJob = pod("mutation/arena-topology-pod/expected.yaml");
-    ((ObjectNode) sameJob.path("metadata")).put("name", "mnist-topo-worker-1");
+    var sameJob = renamed(pod("mutation/arena-topology-pod/expected.yaml"), "mnist-topo-worker-1");
     ((ObjectNode) sameJob.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu", "2");
     assertThat(message(validate(Reviews.create("u-arena-2", sameJob))))
         .isEqualTo(
