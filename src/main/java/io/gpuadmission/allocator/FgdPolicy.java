@@ -5,13 +5,17 @@ package io.gpuadmission.allocator;
  * expected fragmentation of the cluster, measured against the distribution of the workload's GPU
  * tasks, grows least. Only the chosen node changes, so the cluster's growth is that node's growth.
  *
- * <p>Equal growth is common (identical idle nodes; CPU-only tasks, which rarely change any GPU's
- * usability): those ties go to the node left with the smallest share of free GPU, which sends
- * CPU-only work to nodes whose GPUs are already taken, then to the lower node position.
+ * <p>Growth is counted in steps of 1/25 of a GPU: smaller differences are noise in an expectation
+ * over a task distribution, and within one step the placement that leaves the node with the
+ * smallest share of free GPU wins (packing), then the lower node position. The paper's own
+ * scheduler quantises the same way through an integer sigmoid score; this is that idea with a
+ * linear scale, which keeps large growth differences apart. On the Alibaba trace it is worth
+ * about half a point of allocation over exact growth (bench/README.md).
  */
 public final class FgdPolicy extends ScoringPolicy {
-  /** Growths closer than this are equal: floating-point noise must not decide. */
-  private static final double RESOLUTION = 1e-9;
+  /** Growth is compared in steps of this share of one GPU's capacity. */
+  static final double STEP_OF_A_GPU = 1.0 / 25;
+
   private final Fragmentation fragmentation;
 
   public FgdPolicy(TaskDistribution workload, WholeGpuStrategy whole) {
@@ -21,14 +25,19 @@ public final class FgdPolicy extends ScoringPolicy {
 
   @Override
   protected double score(NodeGpus node, Task task, int[] gpus) {
-    var growth = Math.round(fragmentation.growth(node, task, gpus) / RESOLUTION);
+    if (node.gpus().isEmpty()) {
+      // Nothing to fragment and nothing left to strand: the best place for a CPU-only task.
+      return 0;
+    }
+    var step = Math.max(1, node.gpus().get(0).capacity() * STEP_OF_A_GPU);
+    var steps = Math.floor(fragmentation.growth(node, task, gpus) / step);
     long taken = 0;
     for (var g : gpus) {
       var capacity = node.gpus().get(g).capacity();
       taken += task.isShareOf(capacity) ? task.perGpu() : capacity;
     }
-    // Growth is counted in steps of RESOLUTION; the tie-break stays below half a step.
-    var gpuLeft = node.gpuCapacity() == 0 ? 0 : (node.gpuFree() - taken) / (double) node.gpuCapacity();
-    return growth + gpuLeft * 0.5;
+    // The packing term stays below one step.
+    var gpuLeft = (node.gpuFree() - taken) / (double) node.gpuCapacity();
+    return steps + gpuLeft * 0.5;
   }
 }
