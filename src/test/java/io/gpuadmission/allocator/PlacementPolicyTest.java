@@ -70,6 +70,31 @@ class PlacementPolicyTest {
   }
 
   @Test
+  void fgdPacksWhenGrowthDiffersByLessThanAStepOfAGpu() {
+    // 2 % of tasks want 950: putting 10 on node a (955 free) strands 945 for them, an expected
+    // growth of 18.9, under one step (40). Exact growth would pick b; within a step, packing picks a.
+    var shapes = new ArrayList<Task>();
+    for (int i = 0; i < 98; i++) {
+      shapes.add(Task.share(1000, 500));
+    }
+    shapes.add(Task.share(1000, 950));
+    shapes.add(Task.share(1000, 950));
+    var fgd = new FgdPolicy(TaskDistribution.of(shapes), whole);
+
+    assertThat(fgd.place(List.of(node("a", 32000, 32000, 955), node("b", 32000, 32000, 1000)), Task.share(1000, 10)))
+        .contains(new Placement(0, new int[] {0}));
+  }
+
+  @Test
+  void fgdSendsCpuOnlyTasksToNodesWithoutGpus() {
+    var fgd = new FgdPolicy(TaskDistribution.of(List.of(Task.share(1000, 500))), whole);
+    var cpuOnly = new NodeGpus("cpu", List.of(), Optional.empty(), 64000, 64000);
+
+    assertThat(fgd.place(List.of(node("a", 64000, 64000, 1000), cpuOnly), new Task(4000, 0, 0, java.util.Set.of())))
+        .contains(new Placement(1, new int[0]));
+  }
+
+  @Test
   void fragmentationCountsAllFreeGpuForTasksThatCannotFit() {
     var fragmentation = new Fragmentation(TaskDistribution.of(List.of(Task.share(8000, 500), Task.whole(4000, 2, GPU))));
     // Task 1 fits (GPU 0 has 1000 free, GPU 1's 300 is a fragment); task 2 needs 2 whole GPUs: all 1300 is fragment.
