@@ -1,79 +1,90 @@
 package io.gpuadmission.allocator;
 
-import java.util.concurrent.ConcurrentHashMap;
-
 /**
  * Expected GPU fragmentation of a node against a task distribution (FGD): for each kind of task,
  * the free GPU amount that task could not use there (all of it when the task does not fit the
  * node; otherwise the free amount of GPUs with less free than min(request per GPU, one GPU), so
- * nothing for a CPU-only task), weighted by how often the kind arrives. Results are cached by node state, which repeats a great deal across a cluster.
+ * nothing for a CPU-only task), weighted by how often the kind arrives.
+ *
+ * <p>Node states repeat a great deal across a cluster, so results are cached per thread in a
+ * fixed-size direct-mapped table keyed by a 64-bit fingerprint of the state (GPUs are
+ * interchangeable, so the fingerprint ignores their order). Nothing is allocated per call.
  */
 public final class Fragmentation {
+  private static final int CACHE_SLOTS = 1 << 14;
   private final TaskDistribution workload;
-  private final ConcurrentHashMap<Long, Double> byState = new ConcurrentHashMap<>();
+  private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
 
   public Fragmentation(TaskDistribution workload) {
     this.workload = workload;
   }
 
-  /** The expected fragmentation of a node whose GPUs have {@code free} of {@code capacity}. */
-  public double of(String model, long cpuFree, long[] free, long[] capacity) {
-    var key = fingerprint(model, cpuFree, free, capacity);
-    var cached = byState.get(key);
-    if (cached != null) {
-      return cached;
+  /** Per-thread working arrays and cache. */
+  private static final class Scratch {
+    long[] free = new long[8];
+    long[] capacity = new long[8];
+    final long[] keys = new long[CACHE_SLOTS];
+    final double[] values = new double[CACHE_SLOTS];
+    final boolean[] used = new boolean[CACHE_SLOTS];
+
+    void load(NodeGpus node) {
+      var n = node.gpus().size();
+      if (free.length < n) {
+        free = new long[n];
+        capacity = new long[n];
+      }
+      for (int i = 0; i < n; i++) {
+        free[i] = node.gpus().get(i).free();
+        capacity[i] = node.gpus().get(i).capacity();
+      }
     }
-    var value = compute(model, cpuFree, free, capacity);
-    byState.put(key, value);
-    return value;
   }
 
   public double of(NodeGpus node) {
-    return of(node.model(), node.cpuFree(), free(node), capacity(node));
+    var s = scratch.get();
+    s.load(node);
+    return of(s, node.model(), node.cpuFree(), node.gpus().size());
   }
 
   /** How much the node's expected fragmentation grows when {@code task} takes {@code gpus}. */
   public double growth(NodeGpus node, Task task, int[] gpus) {
-    var free = free(node);
-    var capacity = capacity(node);
-    var before = of(node.model(), node.cpuFree(), free, capacity);
+    var s = scratch.get();
+    s.load(node);
+    var n = node.gpus().size();
+    var before = of(s, node.model(), node.cpuFree(), n);
     for (var g : gpus) {
-      free[g] -= task.isShareOf(capacity[g]) ? task.perGpu() : capacity[g];
+      s.free[g] -= task.isShareOf(s.capacity[g]) ? task.perGpu() : s.capacity[g];
     }
     var cpuAfter = node.cpuFree() == Long.MAX_VALUE ? node.cpuFree() : node.cpuFree() - task.cpuMilli();
-    return of(node.model(), cpuAfter, free, capacity) - before;
+    return of(s, node.model(), cpuAfter, n) - before;
   }
 
-  private static long[] free(NodeGpus node) {
-    var free = new long[node.gpus().size()];
-    for (int i = 0; i < free.length; i++) {
-      free[i] = node.gpus().get(i).free();
+  private double of(Scratch s, String model, long cpuFree, int n) {
+    var key = fingerprint(model, cpuFree, s.free, s.capacity, n);
+    var slot = (int) (key ^ (key >>> 32)) & (CACHE_SLOTS - 1);
+    if (s.used[slot] && s.keys[slot] == key) {
+      return s.values[slot];
     }
-    return free;
+    var value = compute(model, cpuFree, s.free, s.capacity, n);
+    s.used[slot] = true;
+    s.keys[slot] = key;
+    s.values[slot] = value;
+    return value;
   }
 
-  private static long[] capacity(NodeGpus node) {
-    var capacity = new long[node.gpus().size()];
-    for (int i = 0; i < capacity.length; i++) {
-      capacity[i] = node.gpus().get(i).capacity();
-    }
-    return capacity;
-  }
-
-  private double compute(String model, long cpuFree, long[] free, long[] capacity) {
+  private double compute(String model, long cpuFree, long[] free, long[] capacity, int n) {
     long total = 0;
-    for (var f : free) {
-      total += f;
+    for (int g = 0; g < n; g++) {
+      total += free[g];
     }
     double expected = 0;
     for (int m = 0; m < workload.size(); m++) {
-      var task = workload.task(m);
-      expected += workload.probability(m) * unusable(task, model, cpuFree, free, capacity, total);
+      expected += workload.probability(m) * unusable(workload.task(m), model, cpuFree, free, capacity, n, total);
     }
     return expected;
   }
 
-  private static long unusable(Task task, String model, long cpuFree, long[] free, long[] capacity, long total) {
+  private static long unusable(Task task, String model, long cpuFree, long[] free, long[] capacity, int n, long total) {
     if (task.cpuMilli() > cpuFree || (task.gpus() > 0 && !task.allows(model))) {
       return total;
     }
@@ -83,7 +94,7 @@ public final class Fragmentation {
     }
     long fragment = 0;
     var usable = 0;
-    for (int g = 0; g < free.length; g++) {
+    for (int g = 0; g < n; g++) {
       var fits = task.isShareOf(capacity[g]) ? free[g] >= task.perGpu() : free[g] == capacity[g] && capacity[g] >= task.perGpu();
       if (fits) {
         usable++;
@@ -95,15 +106,15 @@ public final class Fragmentation {
   }
 
   /** Order-independent state key: GPUs of a node are interchangeable for fragmentation. */
-  private static long fingerprint(String model, long cpuFree, long[] free, long[] capacity) {
+  private static long fingerprint(String model, long cpuFree, long[] free, long[] capacity, int n) {
     long sumHash = 0;
     long productHash = 1;
-    for (int g = 0; g < free.length; g++) {
+    for (int g = 0; g < n; g++) {
       var item = mix(free[g] * 1_000_003L + capacity[g]);
       sumHash += item;
       productHash *= item | 1;
     }
-    return mix(model.hashCode() * 31L + cpuFree) ^ mix(sumHash) * 7 ^ productHash ^ free.length;
+    return mix(model.hashCode() * 31L + cpuFree) ^ mix(sumHash) * 7 ^ productHash ^ n;
   }
 
   private static long mix(long z) {

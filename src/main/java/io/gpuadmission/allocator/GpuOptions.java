@@ -1,39 +1,58 @@
 package io.gpuadmission.allocator;
 
-import java.util.Optional;
-
 /**
- * The GPU choices a task has on a node: each usable GPU for a share (one per distinct free
- * amount, lowest index, since equal GPUs score equally), the whole-GPU strategy's set for whole
- * GPUs, and no GPU for a CPU-only task.
+ * The GPU choices a task has on a node, handed to a visitor without allocating: each usable GPU
+ * for a share (one per distinct free amount, lowest index, since equal GPUs score equally), the
+ * first wholly free GPUs for whole GPUs (which free GPUs does not change any score; the
+ * topology-aware choice is made once, for the chosen node), nothing for a CPU-only task.
  */
 final class GpuOptions {
-  private static final int[] NONE = new int[0];
+  static final int[] NONE = new int[0];
+  private static final int[][] SINGLE = new int[256][];
+
+  static {
+    for (int g = 0; g < SINGLE.length; g++) {
+      SINGLE[g] = new int[] {g};
+    }
+  }
 
   private GpuOptions() {}
 
-  /** Calls {@code consumer} with each option; returns false when the task does not fit. */
-  static boolean forEach(NodeGpus node, Task task, WholeGpuStrategy whole, OptionConsumer consumer) {
+  /** Receives each option; {@code gpus} is only valid during the call. */
+  interface Visitor {
+    void option(int[] gpus);
+
+    /** A reusable array of at least {@code size} entries for whole-GPU options. */
+    int[] scratch(int size);
+  }
+
+  /** Visits each option; returns false when the task does not fit. */
+  static boolean visit(NodeGpus node, Task task, Visitor visitor) {
     if (!NodeFit.fits(node, task)) {
       return false;
     }
     if (task.gpus() == 0) {
-      consumer.accept(NONE);
+      visitor.option(NONE);
       return true;
     }
     var gpus = node.gpus();
     if (task.isShareOf(gpus.get(0).capacity())) {
       for (int g = 0; g < gpus.size(); g++) {
-        var gpu = gpus.get(g);
-        if (NodeFit.usable(gpu, task) && !seenEarlier(node, g)) {
-          consumer.accept(new int[] {g});
+        if (NodeFit.usable(gpus.get(g), task) && !seenEarlier(node, g)) {
+          visitor.option(g < SINGLE.length ? SINGLE[g] : new int[] {g});
         }
       }
       return true;
     }
-    Optional<GpuChoice> choice = whole.choose(node, task.gpus());
-    choice.ifPresent(c -> consumer.accept(c.gpus()));
-    return choice.isPresent();
+    var chosen = visitor.scratch(task.gpus());
+    var found = 0;
+    for (int g = 0; g < gpus.size() && found < task.gpus(); g++) {
+      if (NodeFit.usable(gpus.get(g), task)) {
+        chosen[found++] = g;
+      }
+    }
+    visitor.option(found == chosen.length ? chosen : java.util.Arrays.copyOf(chosen, found));
+    return true;
   }
 
   private static boolean seenEarlier(NodeGpus node, int g) {
@@ -45,10 +64,5 @@ final class GpuOptions {
       }
     }
     return false;
-  }
-
-  /** Receives one option: the GPU indices the task would take. */
-  interface OptionConsumer {
-    void accept(int[] gpus);
   }
 }

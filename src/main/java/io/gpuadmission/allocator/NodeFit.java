@@ -15,8 +15,9 @@ public final class NodeFit {
       return false;
     }
     var usable = 0;
-    for (var gpu : node.gpus()) {
-      if (usable(gpu, task)) {
+    var gpus = node.gpus();
+    for (int i = 0; i < gpus.size(); i++) {
+      if (usable(gpus.get(i), task)) {
         usable++;
         if (usable >= task.gpus()) {
           return true;

@@ -36,18 +36,19 @@ public record NodeGpus(String name, List<GpuDevice> gpus, Optional<LinkMatrix> l
     return new NodeGpus(name, updated, links, cpuCapacity, cpuFree == Long.MAX_VALUE ? cpuFree : cpuFree - task.cpuMilli());
   }
 
+  // Indexed loops: a for-each over the list would allocate an iterator on the scoring hot path.
   public long gpuFree() {
     long free = 0;
-    for (var gpu : gpus) {
-      free += gpu.free();
+    for (int i = 0; i < gpus.size(); i++) {
+      free += gpus.get(i).free();
     }
     return free;
   }
 
   public long gpuCapacity() {
     long capacity = 0;
-    for (var gpu : gpus) {
-      capacity += gpu.capacity();
+    for (int i = 0; i < gpus.size(); i++) {
+      capacity += gpus.get(i).capacity();
     }
     return capacity;
   }

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.random.RandomGenerator;
 
-/** A uniformly random feasible placement (the baseline of the FGD paper). */
+/** A uniformly random feasible placement (the baseline of the FGD paper); allocates freely. */
 public final class RandomPolicy implements PlacementPolicy {
   private final RandomGenerator random;
   private final WholeGpuStrategy whole;
@@ -20,8 +20,30 @@ public final class RandomPolicy implements PlacementPolicy {
     var feasible = new ArrayList<Placement>();
     for (int n = 0; n < nodes.size(); n++) {
       var position = n;
-      GpuOptions.forEach(nodes.get(n), task, whole, gpus -> feasible.add(new Placement(position, gpus)));
+      var node = nodes.get(n);
+      GpuOptions.visit(
+          node,
+          task,
+          new GpuOptions.Visitor() {
+            @Override
+            public void option(int[] gpus) {
+              feasible.add(new Placement(position, gpus));
+            }
+
+            @Override
+            public int[] scratch(int size) {
+              return new int[size];
+            }
+          });
     }
-    return feasible.isEmpty() ? Optional.empty() : Optional.of(feasible.get(random.nextInt(feasible.size())));
+    if (feasible.isEmpty()) {
+      return Optional.empty();
+    }
+    var pick = feasible.get(random.nextInt(feasible.size()));
+    var node = nodes.get(pick.node());
+    if (task.gpus() > 0 && !task.isShareOf(node.gpus().get(0).capacity())) {
+      return whole.choose(node, task.gpus()).map(choice -> new Placement(pick.node(), choice.gpus()));
+    }
+    return Optional.of(pick);
   }
 }

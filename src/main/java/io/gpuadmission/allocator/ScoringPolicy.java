@@ -6,7 +6,8 @@ import java.util.OptionalDouble;
 
 /**
  * A policy that scores every (node, GPU option) and takes the lowest score; ties go to the lower
- * node position, then to the option seen first (lower GPU index).
+ * node position, then to the option seen first (lower GPU index). One decision allocates a fixed
+ * amount, whatever the cluster's size.
  */
 public abstract class ScoringPolicy implements PlacementPolicy {
   private final WholeGpuStrategy whole;
@@ -20,45 +21,71 @@ public abstract class ScoringPolicy implements PlacementPolicy {
 
   /** The best score a task can get on one node (lower is better), empty when it does not fit. */
   public OptionalDouble scoreNode(NodeGpus node, Task task) {
-    var best = bestOn(node, task);
-    return best == null ? OptionalDouble.empty() : OptionalDouble.of(best.score);
+    var best = new Best(task);
+    best.consider(node, 0);
+    return best.node < 0 ? OptionalDouble.empty() : OptionalDouble.of(best.score);
   }
 
   /** The GPUs the task would take on one node, empty when it does not fit. */
   public Optional<int[]> chooseOnNode(NodeGpus node, Task task) {
-    var best = bestOn(node, task);
-    return best == null ? Optional.empty() : Optional.of(best.gpus.clone());
+    return place(List.of(node), task).map(Placement::gpus);
   }
-
-  private Scored bestOn(NodeGpus node, Task task) {
-    var best = new Scored[1];
-    GpuOptions.forEach(
-        node,
-        task,
-        whole,
-        gpus -> {
-          var s = score(node, task, gpus);
-          if (best[0] == null || s < best[0].score) {
-            best[0] = new Scored(s, gpus);
-          }
-        });
-    return best[0];
-  }
-
-  private record Scored(double score, int[] gpus) {}
 
   @Override
   public Optional<Placement> place(List<NodeGpus> nodes, Task task) {
-    Scored best = null;
-    var bestNode = -1;
+    var best = new Best(task);
     for (int n = 0; n < nodes.size(); n++) {
-      var candidate = bestOn(nodes.get(n), task);
-      if (candidate != null && (best == null || candidate.score < best.score)) {
-        best = candidate;
-        bestNode = n;
+      best.consider(nodes.get(n), n);
+    }
+    if (best.node < 0) {
+      return Optional.empty();
+    }
+    var node = nodes.get(best.node);
+    if (task.gpus() > 0 && !task.isShareOf(node.gpus().get(0).capacity())) {
+      // Which free GPUs did not change the score; the whole-GPU strategy picks them (topology).
+      return whole.choose(node, task.gpus()).map(choice -> new Placement(best.node, choice.gpus()));
+    }
+    return Optional.of(new Placement(best.node, best.gpus));
+  }
+
+  /** The best option seen so far in one decision. */
+  private final class Best implements GpuOptions.Visitor {
+    private final Task task;
+    private int[] scratch = new int[0];
+    private NodeGpus current;
+    private int position;
+    double score = Double.POSITIVE_INFINITY;
+    int node = -1;
+    int[] gpus;
+
+    Best(Task task) {
+      this.task = task;
+    }
+
+    void consider(NodeGpus candidate, int at) {
+      current = candidate;
+      position = at;
+      GpuOptions.visit(candidate, task, this);
+    }
+
+    @Override
+    public void option(int[] option) {
+      var s = score(current, task, option);
+      if (s < score) {
+        score = s;
+        node = position;
+        // Whole-GPU options live in the scratch array; place() asks the whole-GPU strategy instead.
+        gpus = option == scratch ? null : option;
       }
     }
-    return best == null ? Optional.empty() : Optional.of(new Placement(bestNode, best.gpus));
+
+    @Override
+    public int[] scratch(int size) {
+      if (scratch.length != size) {
+        scratch = new int[size];
+      }
+      return scratch;
+    }
   }
 
   /** Free GPU amount the chosen GPUs keep after the task (0 for whole GPUs and CPU tasks). */
