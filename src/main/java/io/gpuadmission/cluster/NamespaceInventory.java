@@ -8,12 +8,10 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.util.Map;
 import java.util.Optional;
-import org.jboss.logging.Logger;
 
 /** Namespaces and their labels (Pod Security levels), from a fabric8 informer. */
 @ApplicationScoped
 public class NamespaceInventory {
-  private static final Logger LOG = Logger.getLogger(NamespaceInventory.class);
   private final ClusterConnection cluster;
   private volatile SharedIndexInformer<Namespace> informer;
 
@@ -26,17 +24,11 @@ public class NamespaceInventory {
       return;
     }
     informer = cluster.client().namespaces().runnableInformer(0);
-    informer.start().whenComplete((ok, failure) -> {
-      if (failure != null) {
-        LOG.warnf("namespace informer could not start, retrying in the background: %s", failure.getMessage());
-      }
-    });
+    Informers.start(informer, "namespace");
   }
 
   void stop(@Observes ShutdownEvent event) {
-    if (informer != null) {
-      informer.close();
-    }
+    Informers.stop(informer);
   }
 
   public boolean synced() {

@@ -57,20 +57,11 @@ public class NodeInventory {
             markChanged();
           }
         });
-    informer
-        .start()
-        .whenComplete(
-            (ignored, failure) -> {
-              if (failure != null) {
-                LOG.warnf("node informer could not start, retrying in the background: %s", failure.getMessage());
-              }
-            });
+    Informers.start(informer, "node");
   }
 
   void stop(@Observes ShutdownEvent event) {
-    if (informer != null) {
-      informer.close();
-    }
+    Informers.stop(informer);
   }
 
   /** True once the informer has listed the nodes at least once. */

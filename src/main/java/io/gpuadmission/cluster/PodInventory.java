@@ -9,7 +9,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.util.List;
 import java.util.Map;
-import org.jboss.logging.Logger;
 
 /**
  * Pods that belong to topology jobs (those carrying the job label), indexed by namespace and
@@ -18,7 +17,6 @@ import org.jboss.logging.Logger;
 @ApplicationScoped
 public class PodInventory {
   static final String GANG_INDEX = "gang";
-  private static final Logger LOG = Logger.getLogger(PodInventory.class);
 
   private final ClusterConnection cluster;
   private final PolicyStore policies;
@@ -42,17 +40,11 @@ public class PodInventory {
               var value = pod.getMetadata().getLabels() == null ? null : pod.getMetadata().getLabels().get(label);
               return value == null ? List.of() : List.of(pod.getMetadata().getNamespace() + "/" + value);
             }));
-    informer.start().whenComplete((ok, failure) -> {
-      if (failure != null) {
-        LOG.warnf("pod informer could not start, retrying in the background: %s", failure.getMessage());
-      }
-    });
+    Informers.start(informer, "pod");
   }
 
   void stop(@Observes ShutdownEvent event) {
-    if (informer != null) {
-      informer.close();
-    }
+    Informers.stop(informer);
   }
 
   public boolean synced() {

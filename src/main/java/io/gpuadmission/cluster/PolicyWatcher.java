@@ -71,17 +71,11 @@ public class PolicyWatcher {
             LOG.infof("policy ConfigMap %s deleted: built-in default in force (generation %d)", where(), active.generation());
           }
         });
-    informer.start().whenComplete((ok, failure) -> {
-      if (failure != null) {
-        LOG.warnf("policy informer could not start, retrying in the background: %s", failure.getMessage());
-      }
-    });
+    Informers.start(informer, "policy ConfigMap");
   }
 
   void stop(@Observes ShutdownEvent event) {
-    if (informer != null) {
-      informer.close();
-    }
+    Informers.stop(informer);
   }
 
   /** True once the ConfigMap (or its absence) has been read at least once. */
