@@ -82,6 +82,10 @@ public class ValidationService {
         if (labels != null && "true".equals(labels.get(policy.optOutLabel()))) {
           return allow(review, List.of(), start);
         }
+        if (operation.equals("UPDATE") && !gangLabelsChanged(review, policy)) {
+          // A pod's resources and selectors cannot change; only its gang labels can.
+          return allow(review, List.of(), start);
+        }
         result = pods.validate(new PodSubject(pod, review.namespace(), policy, cluster, "pod"), !review.dryRun());
       } else {
         var kind = WorkloadKind.of(review.group(), review.kind());
@@ -113,6 +117,21 @@ public class ValidationService {
               + review.uid(),
           List.of());
     }
+  }
+
+  private static boolean gangLabelsChanged(DecodedReview review, io.gpuadmission.policy.GpuPolicy policy) {
+    if (review.oldObject() == null) {
+      return true;
+    }
+    var topology = policy.topology();
+    for (var key : List.of(topology.jobLabel(), topology.replicaLabel())) {
+      var now = review.object().path("metadata").path("labels").path(key);
+      var before = review.oldObject().path("metadata").path("labels").path(key);
+      if (!now.equals(before)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private AdmissionResponse policyConfigMap(DecodedReview review, long start) {
@@ -149,7 +168,7 @@ public class ValidationService {
     }
     var out = new StringBuilder();
     for (int i = 0; i < messages.size(); i++) {
-      out.append(i == 0 ? "" : " ").append('(').append(i + 1).append(") ").append(messages.get(i));
+      out.append(i == 0 ? "" : "; ").append('(').append(i + 1).append(") ").append(messages.get(i));
     }
     return out.toString();
   }

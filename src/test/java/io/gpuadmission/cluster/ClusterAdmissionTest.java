@@ -137,6 +137,24 @@ class ClusterAdmissionTest {
   }
 
   @Test
+  void letsARunningPodUpdateItsAnnotationsButChecksAChangedGangLabel() {
+    var before = pod("cluster/gang-master.yaml");
+    ((ObjectNode) before.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu", "16");
+    var annotated = before.deepCopy();
+    ((ObjectNode) annotated.path("metadata")).putObject("annotations").put("example.com/step", "1200");
+    var relabelled = before.deepCopy();
+    ((ObjectNode) relabelled.at("/metadata/labels")).put("gpu-topology-replica", "0");
+
+    assertThat(validate(Reviews.update("u-upd-1", before, annotated)).path("response").path("allowed").asBoolean()).isTrue();
+    assertThat(message(validate(Reviews.update("u-upd-2", before, relabelled))))
+        .isEqualTo(
+            "Pod \"pytorch-dist-nccl-master-0\": (1) label gpu-topology-replica is \"0\"; it must be a positive integer"
+                + " (the total number of pods of the job), or \"true\" as Arena writes it; (2) asks 16 whole GPUs but the"
+                + " largest node in pool \"topology\" has 8 (cn-beijing.i-topo-v100-a); ask for at most 8 per pod and spread"
+                + " the job over more pods");
+  }
+
+  @Test
   void refusesGangMemberDisagreeingWithMemberInTheInformerCache() {
     createAndAwait(pod("cluster/gang-master.yaml"), "pytorch-dist-nccl", 1);
     var worker = renamed(pod("cluster/gang-master.yaml"), "pytorch-dist-nccl-worker-0");

@@ -12,6 +12,21 @@ public final class Reviews {
     return of(uid, "CREATE", object, false);
   }
 
+  /** An UPDATE from {@code oldObject} to {@code object}. */
+  public static String update(String uid, JsonNode oldObject, JsonNode object) {
+    var review = (ObjectNode) read(of(uid, "UPDATE", object, false));
+    ((ObjectNode) review.path("request")).set("oldObject", oldObject);
+    return review.toString();
+  }
+
+  private static JsonNode read(String json) {
+    try {
+      return KubernetesJson.mapper().readTree(json);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
   public static String of(String uid, String operation, JsonNode object, boolean dryRun) {
     var mapper = KubernetesJson.mapper();
     var apiVersion = object.path("apiVersion").asText();
