@@ -50,6 +50,17 @@ class ManifestsTest {
   }
 
   @Test
+  void localVariantCallsTheWebhookOnLoopbackWithTheSamePaths() throws IOException {
+    var local = (MutatingWebhookConfiguration) load("webhooks-local.yaml").get(0);
+    var validating = (ValidatingWebhookConfiguration) load("webhooks-local.yaml").get(1);
+
+    assertThat(local.getWebhooks()).extracting(w -> w.getClientConfig().getUrl())
+        .containsExactly("https://127.0.0.1:8443/mutate", "https://127.0.0.1:8443/mutate");
+    assertThat(validating.getWebhooks()).extracting(w -> w.getClientConfig().getUrl())
+        .containsOnly("https://127.0.0.1:8443/validate");
+  }
+
+  @Test
   void deploymentRunsTwoHardenedReplicasWithProbesOnTheTlsPort() throws IOException {
     var objects = load("deployment.yaml");
     var deployment = (Deployment) objects.get(0);
@@ -67,7 +78,7 @@ class ManifestsTest {
 
   @Test
   void everyManifestParses() throws IOException {
-    for (var file : List.of("namespace.yaml", "rbac.yaml", "policy-configmap.yaml", "cert-manager/certificate.yaml")) {
+    for (var file : List.of("namespace.yaml", "rbac.yaml", "policy-configmap.yaml", "cert-manager/certificate.yaml", "webhooks-local.yaml")) {
       assertThat(load(file)).as(file).isNotEmpty();
     }
   }
