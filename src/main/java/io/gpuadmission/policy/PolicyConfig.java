@@ -16,8 +16,8 @@ public interface PolicyConfig {
   String key();
 
   /**
-   * Namespace of the ConfigMap: the webhook's own. Defaults to the namespace of the pod (service
-   * account), then to the kubeconfig context's, then to {@code gpu-admission}.
+   * Namespace of the ConfigMap: the webhook's own. Defaults to the pod's namespace (POD_NAMESPACE
+   * or the service account's), then to {@code gpu-admission}.
    */
   Optional<String> namespace();
 }
