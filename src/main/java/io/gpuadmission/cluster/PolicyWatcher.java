@@ -78,11 +78,6 @@ public class PolicyWatcher {
     Informers.stop(informer);
   }
 
-  /** True once the ConfigMap (or its absence) has been read at least once. */
-  public boolean synced() {
-    return informer != null && informer.hasSynced();
-  }
-
   void load(ConfigMap configMap) {
     var text = configMap.getData() == null ? null : configMap.getData().get(config.key());
     try {

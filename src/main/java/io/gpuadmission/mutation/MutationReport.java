@@ -22,11 +22,8 @@ public final class MutationReport {
     warnings.add(PREFIX + what);
   }
 
-  public Set<String> changedRules() {
-    return Set.copyOf(changedRules);
-  }
-
-  List<String> changedRulesInOrder() {
+  /** Rules that changed the pod, in the order they ran. */
+  public List<String> changedRules() {
     return List.copyOf(changedRules);
   }
 

@@ -51,7 +51,7 @@ public final class PodMutator {
     for (var rule : rules) {
       rule.apply(copy, context, report);
     }
-    var changed = report.changedRulesInOrder();
+    var changed = report.changedRules();
     if (!changed.isEmpty()) {
       recordRules(copy, changed);
     }

@@ -24,7 +24,4 @@ public record TopologyPolicy(
     return allowedNamespaces.isEmpty() || allowedNamespaces.contains(namespace);
   }
 
-  public boolean grantsHostNamespaces() {
-    return hostIPC || hostNetwork || hostPID;
-  }
 }

@@ -149,6 +149,37 @@ class TopologyAwareStrategyTest {
   }
 
   @Test
+  void fallsBackToGreedySearchOnIrregularBoardsTooLargeToEnumerate() {
+    // 40 GPUs as five DGX-1 meshes joined by SYS: C(40,20) sets, far past the exhaustive limit.
+    var one = LinkMatrix.dgx1V100();
+    var links = new Link[40][40];
+    var numa = new int[40];
+    for (int i = 0; i < 40; i++) {
+      numa[i] = i / 4;
+      for (int j = 0; j < 40; j++) {
+        links[i][j] = i / 8 == j / 8 ? one.link(i % 8, j % 8) : new Link(0, PcieLevel.SYS);
+      }
+    }
+    var board = LinkMatrix.of(links, numa);
+    assertThat(GroupedSearch.applies(board)).isFalse();
+    assertThat(TopologyAwareStrategy.combinations(40, 20)).isGreaterThan(TopologyAwareStrategy.EXHAUSTIVE_LIMIT);
+
+    // The best pair first (an NV2 pair on one socket), then the GPUs adding most: a whole mesh.
+    assertThat(strategy.choose(Nodes.withUsed(board, new boolean[40]), 8).orElseThrow().gpus())
+        .containsExactly(0, 1, 2, 3, 4, 5, 6, 7);
+  }
+
+  @Test
+  void pcieOnlyTemplateKeepsSetsOnOneNumaNode() {
+    var board = LinkMatrix.pcieOnly(new int[] {0, 0, 0, 0, 1, 1, 1, 1});
+    var used = Nodes.mask(8, 0b0000_0011);
+
+    assertThat(strategy.choose(Nodes.withUsed(board, used), 3).orElseThrow().gpus()).containsExactly(4, 5, 6);
+    assertThat(board.link(0, 1)).hasToString("NODE");
+    assertThat(board.link(0, 4)).hasToString("SYS");
+  }
+
+  @Test
   void returnsNothingWhenTooFewGpusAreFree() {
     assertThat(strategy.choose(Nodes.withUsed(LinkMatrix.dgx1V100(), Nodes.mask(8, 0b0111_1111)), 2)).isEmpty();
   }
