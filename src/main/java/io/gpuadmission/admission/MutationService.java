@@ -25,6 +25,11 @@ public class MutationService {
   private final AdmissionMetrics metrics;
   private final PodMutator mutator = new PodMutator(PodMutator.standardRules(), KubernetesJson.mapper());
 
+  /** The mutator /mutate applies; validation simulates the same one on workload templates. */
+  PodMutator mutator() {
+    return mutator;
+  }
+
   public MutationService(PolicyStore policies, NodeInventory nodes, AdmissionMetrics metrics) {
     this.policies = policies;
     this.nodes = nodes;

@@ -7,7 +7,6 @@ import io.gpuadmission.admission.AdmissionMetrics.Outcome;
 import io.gpuadmission.cluster.InformerClusterView;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.cluster.WebhookNamespace;
-import io.gpuadmission.mutation.PodMutator;
 import io.gpuadmission.policy.FailureModePolicy.FailureMode;
 import io.gpuadmission.policy.InvalidPolicyException;
 import io.gpuadmission.policy.PolicyConfig;
@@ -41,11 +40,11 @@ public class ValidationService {
   private final NodeInventory nodes;
   private final AdmissionMetrics metrics;
   private final PodValidator pods;
-  private final WorkloadValidator workloads =
-      new WorkloadValidator(new PodMutator(PodMutator.standardRules(), KubernetesJson.mapper()), KubernetesJson.mapper());
+  private final WorkloadValidator workloads;
 
   public ValidationService(
       PolicyStore policies,
+      MutationService mutation,
       PolicyConfig policyConfig,
       WebhookNamespace webhookNamespace,
       InformerClusterView cluster,
@@ -53,6 +52,7 @@ public class ValidationService {
       AdmissionMetrics metrics,
       @ConfigProperty(name = "gpu-admission.gang.ledger-retention", defaultValue = "60s") Duration ledgerRetention) {
     this.policies = policies;
+    this.workloads = new WorkloadValidator(mutation.mutator(), KubernetesJson.mapper());
     this.policyConfig = policyConfig;
     this.webhookNamespace = webhookNamespace;
     this.cluster = cluster;

@@ -5,8 +5,8 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.gpuadmission.pod.NodeAffinityEditor;
 import io.gpuadmission.pod.PodResources;
 import io.gpuadmission.pod.PodSelectors;
+import io.gpuadmission.policy.KubernetesNames;
 import java.math.BigDecimal;
-import java.util.regex.Pattern;
 
 /**
  * Pins a whole-GPU pod to a GPU model: the model it names in an annotation, else its namespace's
@@ -16,7 +16,6 @@ import java.util.regex.Pattern;
  */
 public final class GpuModelRule implements PodMutationRule {
   public static final String NAME = "gpu-model";
-  private static final Pattern LABEL_VALUE = Pattern.compile("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]");
   private static final BigDecimal MIB = BigDecimal.valueOf(1024L * 1024L);
 
   @Override
@@ -54,7 +53,7 @@ public final class GpuModelRule implements PodMutationRule {
 
   private static void pin(Pod pod, String modelLabel, String model, String why, MutationReport report) {
     var value = normalise(model);
-    if (!LABEL_VALUE.matcher(value).matches() || value.length() > 63) {
+    if (value.isEmpty() || !KubernetesNames.isLabelValue(value)) {
       report.note("GPU model \"" + model + "\" is not a valid label value; the pod was not pinned to a model");
       return;
     }

@@ -55,19 +55,22 @@ public final class PodResources {
       return sum;
     }
     for (var container : pod.getSpec().getContainers()) {
-      var resources = container.getResources();
-      if (resources == null) {
-        continue;
-      }
-      var q = quantity(resources.getLimits(), resourceName);
-      if (q == null) {
-        q = quantity(resources.getRequests(), resourceName);
-      }
-      if (q != null) {
-        sum = sum.add(q.getNumericalAmount());
-      }
+      sum = sum.add(amount(container, resourceName));
     }
     return sum;
+  }
+
+  /** What one container asks of {@code resourceName}: its limit, else its request, else 0. */
+  public static BigDecimal amount(Container container, String resourceName) {
+    var resources = container.getResources();
+    if (resources == null) {
+      return BigDecimal.ZERO;
+    }
+    var q = quantity(resources.getLimits(), resourceName);
+    if (q == null) {
+      q = quantity(resources.getRequests(), resourceName);
+    }
+    return q == null ? BigDecimal.ZERO : q.getNumericalAmount();
   }
 
   private static Quantity quantity(Map<String, Quantity> map, String name) {

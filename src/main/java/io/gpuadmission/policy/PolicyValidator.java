@@ -10,10 +10,6 @@ final class PolicyValidator {
   /** A value that breaks a rule, at a key path; the parser adds the line. */
   record Finding(String path, String message) {}
 
-  private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-  private static final Pattern DNS_SUBDOMAIN =
-      Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-  private static final Pattern NAME_PART = Pattern.compile("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]");
   private static final Pattern KIND = Pattern.compile("[A-Z][A-Za-z0-9]*");
   private static final Pattern ENV_NAME = Pattern.compile("[-._a-zA-Z][-._a-zA-Z0-9]*");
   private static final Set<String> DNS_POLICIES =
@@ -86,7 +82,7 @@ final class PolicyValidator {
         .forEach(
             (namespace, model) -> {
               var path = "gpuModel.namespaceDefaults." + namespace;
-              if (!isNamespace(namespace)) {
+              if (!KubernetesNames.isNamespace(namespace)) {
                 add(path, "\"" + namespace + "\" is not a valid namespace name");
               }
               labelValue(path, model);
@@ -108,49 +104,29 @@ final class PolicyValidator {
 
   private void namespaces(String path, List<String> list) {
     for (int i = 0; i < list.size(); i++) {
-      if (!isNamespace(list.get(i))) {
+      if (!KubernetesNames.isNamespace(list.get(i))) {
         add(path + "[" + i + "]", "\"" + list.get(i) + "\" is not a valid namespace name");
       }
     }
   }
 
-  private static boolean isNamespace(String name) {
-    return name.length() <= 63 && DNS_LABEL.matcher(name).matches();
-  }
-
   /** Label and annotation keys: an optional DNS-subdomain prefix, a slash, a name of 63 or less. */
   private void labelKey(String path, String key) {
-    if (!isQualifiedName(key)) {
+    if (!KubernetesNames.isQualifiedName(key)) {
       add(path, "\"" + key + "\" is not a valid Kubernetes label key");
     }
   }
 
   private void resourceName(String path, String name) {
-    if (!isQualifiedName(name)) {
+    if (!KubernetesNames.isQualifiedName(name)) {
       add(path, "\"" + name + "\" is not a valid resource name");
     }
   }
 
-  static boolean isQualifiedName(String key) {
-    var slash = key.indexOf('/');
-    var name = slash < 0 ? key : key.substring(slash + 1);
-    if (slash >= 0) {
-      var prefix = key.substring(0, slash);
-      if (prefix.isEmpty() || prefix.length() > 253 || !DNS_SUBDOMAIN.matcher(prefix).matches()) {
-        return false;
-      }
-    }
-    return !name.isEmpty() && name.length() <= 63 && NAME_PART.matcher(name).matches();
-  }
-
   private void labelValue(String path, String value) {
-    if (!isLabelValue(value)) {
+    if (!KubernetesNames.isLabelValue(value)) {
       add(path, "\"" + value + "\" is not a valid label value");
     }
-  }
-
-  static boolean isLabelValue(String value) {
-    return value.length() <= 63 && (value.isEmpty() || NAME_PART.matcher(value).matches());
   }
 
   private static String sorted(Set<String> values) {

@@ -96,13 +96,8 @@ public final class FeasibilityRule implements PodRule {
     if (spec.getInitContainers() != null) {
       for (var c : spec.getInitContainers()) {
         var sum = BigDecimal.ZERO;
-        var r = c.getResources();
         for (var name : names) {
-          var q = r == null ? null : r.getLimits() != null && r.getLimits().containsKey(name) ? r.getLimits().get(name)
-              : r.getRequests() != null ? r.getRequests().get(name) : null;
-          if (q != null) {
-            sum = sum.add(q.getNumericalAmount());
-          }
+          sum = sum.add(PodResources.amount(c, name));
         }
         init = init.max(sum);
       }

@@ -69,6 +69,12 @@ class ClusterAdmissionTest {
     await().atMost(Duration.ofSeconds(5)).until(() -> cluster.gangPods("default", label).size() == gangSize);
   }
 
+  /** Sets one limit of the pod's first container. */
+  static ObjectNode withLimit(ObjectNode pod, String resource, String amount) {
+    ((ObjectNode) pod.at("/spec/containers/0/resources/limits")).put(resource, amount);
+    return pod;
+  }
+
   static ObjectNode renamed(ObjectNode pod, String name) {
     ((ObjectNode) pod.path("metadata")).put("name", name);
     return pod;
@@ -81,7 +87,7 @@ class ClusterAdmissionTest {
   @Test
   void refusesGpuMemoryLargerThanAnyGpuOfTheCgpuPoolWithExactResponse() {
     var share = pod("mutation/cgpu-test-pod/pod.yaml");
-    ((ObjectNode) share.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu-mem", "16");
+    withLimit(share, "aliyun.com/gpu-mem", "16");
 
     var response = validate(Reviews.create("5b0f8a7e-2d1c-4e3b-9a8f-7c6d5e4f3a21", share));
 
@@ -106,7 +112,7 @@ class ClusterAdmissionTest {
   @Test
   void refusesShareLargerThanTheSeedsTeslaM40() {
     var share = pod("mutation/cgpu-test-no-isolation-pod/pod.yaml");
-    ((ObjectNode) share.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu-mem", "12");
+    withLimit(share, "aliyun.com/gpu-mem", "12");
 
     assertThat(message(validate(Reviews.create("u-m40", share))))
         .isEqualTo(
@@ -128,7 +134,7 @@ class ClusterAdmissionTest {
   @Test
   void refusesMoreWholeGpusThanTheLargestTopologyNode() {
     var p = pod("cluster/gang-master.yaml");
-    ((ObjectNode) p.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu", "16");
+    withLimit(p, "aliyun.com/gpu", "16");
 
     assertThat(message(validate(Reviews.create("u-16", p))))
         .isEqualTo(
@@ -139,7 +145,7 @@ class ClusterAdmissionTest {
   @Test
   void letsARunningPodUpdateItsAnnotationsButChecksAChangedGangLabel() {
     var before = pod("cluster/gang-master.yaml");
-    ((ObjectNode) before.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu", "16");
+    withLimit(before, "aliyun.com/gpu", "16");
     var annotated = before.deepCopy();
     ((ObjectNode) annotated.path("metadata")).putObject("annotations").put("example.com/step", "1200");
     var relabelled = before.deepCopy();
@@ -158,7 +164,7 @@ class ClusterAdmissionTest {
   void refusesGangMemberDisagreeingWithMemberInTheInformerCache() {
     createAndAwait(pod("cluster/gang-master.yaml"), "pytorch-dist-nccl", 1);
     var worker = renamed(pod("cluster/gang-master.yaml"), "pytorch-dist-nccl-worker-0");
-    ((ObjectNode) worker.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu", "2");
+    withLimit(worker, "aliyun.com/gpu", "2");
 
     assertThat(message(validate(Reviews.create("u-gang", worker))))
         .isEqualTo(
@@ -178,7 +184,7 @@ class ClusterAdmissionTest {
           var member = pod("cluster/gang-master.yaml");
           ((ObjectNode) member.path("metadata")).put("name", gang + "-" + gpus);
           ((ObjectNode) member.at("/metadata/labels")).put("gpu-topology", gang);
-          ((ObjectNode) member.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu", gpus);
+          withLimit(member, "aliyun.com/gpu", gpus);
           var review = Reviews.create("u-" + gang + "-" + gpus, member);
           futures.add(pool.submit(() -> { start.await(); return validate(review); }));
         }
@@ -225,11 +231,11 @@ class ClusterAdmissionTest {
 
     var otherJob = renamed(pod("mutation/arena-topology-pod/expected.yaml"), "resnet-topo-worker-0");
     ((ObjectNode) otherJob.at("/metadata/ownerReferences/0")).put("name", "resnet-topo").put("uid", "22222222-3333-4444-8555-666666666666");
-    ((ObjectNode) otherJob.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu", "2");
+    withLimit(otherJob, "aliyun.com/gpu", "2");
     assertThat(validate(Reviews.create("u-arena-1", otherJob)).path("response").path("allowed").asBoolean()).isTrue();
 
     var sameJob = renamed(pod("mutation/arena-topology-pod/expected.yaml"), "mnist-topo-worker-1");
-    ((ObjectNode) sameJob.at("/spec/containers/0/resources/limits")).put("aliyun.com/gpu", "2");
+    withLimit(sameJob, "aliyun.com/gpu", "2");
     assertThat(message(validate(Reviews.create("u-arena-2", sameJob))))
         .isEqualTo(
             "Pod \"mnist-topo-worker-1\": gang \"mnist-topo\": pod asks aliyun.com/gpu=2 but member mnist-topo-worker-0"
