@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.gpuadmission.admission.AdmissionMetrics.Outcome;
 import io.gpuadmission.cluster.InformerClusterView;
 import io.gpuadmission.cluster.NodeInventory;
+import io.gpuadmission.cluster.PodInventory;
 import io.gpuadmission.cluster.WebhookNamespace;
 import io.gpuadmission.policy.FailureModePolicy.FailureMode;
 import io.gpuadmission.policy.InvalidPolicyException;
@@ -49,6 +50,7 @@ public class ValidationService {
       WebhookNamespace webhookNamespace,
       InformerClusterView cluster,
       NodeInventory nodes,
+      PodInventory gangPods,
       AdmissionMetrics metrics,
       @ConfigProperty(name = "gpu-admission.gang.ledger-retention", defaultValue = "60s") Duration ledgerRetention) {
     this.policies = policies;
@@ -58,7 +60,10 @@ public class ValidationService {
     this.cluster = cluster;
     this.nodes = nodes;
     this.metrics = metrics;
-    this.pods = new PodValidator(new RecentAdmissions(ledgerRetention.toNanos(), System::nanoTime));
+    var ledger = new RecentAdmissions(ledgerRetention.toNanos(), System::nanoTime);
+    // Once the informer shows a pod, it speaks for it: a deleted or finished member frees its place.
+    gangPods.onGangPod(ledger::forget);
+    this.pods = new PodValidator(ledger);
   }
 
   public AdmissionResponse review(DecodedReview review) {

@@ -58,6 +58,24 @@ public class NodeInventory {
           }
         });
     Informers.start(informer, "node");
+    policies.onReplace(
+        (before, after) -> {
+          if (!before.nodeLabels().equals(after.nodeLabels())) {
+            remapAll();
+          }
+        });
+  }
+
+  /** The node labels the policy reads changed: every node is read again, not just the next one to change. */
+  private void remapAll() {
+    var current = informer;
+    if (current == null) {
+      return;
+    }
+    for (var node : current.getStore().list()) {
+      put(node);
+    }
+    LOG.info("policy nodeLabels changed: every node read again");
   }
 
   void stop(@Observes ShutdownEvent event) {

@@ -2,18 +2,30 @@ package io.gpuadmission.pod;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.policy.TopologyPolicy;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * A pod's membership of a topology-aware training job, from its labels. Arena writes the literal
- * {@code "true"} in both labels; then the job is named after the pod's controller.
+ * {@code "true"} in both labels; then the job is named after the pod's controller. An MPIJob's
+ * launcher carries the job's labels but is no member: it runs mpirun and asks for no GPU.
  */
 public record TopologyJob(String label, String replicas, String displayName) {
   public static final String ARENA_MARKER = "true";
 
+  /**
+   * Labels by which MPI operators mark the launcher pod: mpi-operator v2 ({@code job-role}),
+   * Kubeflow training-operator ({@code replica-type}), and mpi-operator v1alpha ({@code mpi_role_type}).
+   */
+  public static final List<String> LAUNCHER_ROLE_LABELS =
+      List.of("training.kubeflow.org/job-role", "training.kubeflow.org/replica-type", "mpi_role_type");
+
+  public static final String LAUNCHER_ROLE = "launcher";
+
   public static Optional<TopologyJob> of(Pod pod, TopologyPolicy topology) {
     var labels = pod.getMetadata().getLabels();
-    if (labels == null) {
+    if (labels == null || isLauncher(labels)) {
       return Optional.empty();
     }
     var label = labels.get(topology.jobLabel());
@@ -22,6 +34,15 @@ public record TopologyJob(String label, String replicas, String displayName) {
       return Optional.empty();
     }
     return Optional.of(new TopologyJob(label, replicas, displayName(pod, label)));
+  }
+
+  private static boolean isLauncher(Map<String, String> labels) {
+    for (var key : LAUNCHER_ROLE_LABELS) {
+      if (LAUNCHER_ROLE.equalsIgnoreCase(labels.get(key))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   public boolean arenaStyle() {

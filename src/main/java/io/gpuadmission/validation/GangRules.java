@@ -40,6 +40,18 @@ final class GangRules {
     }
     var declared = ReplicaLabelRule.count(pod.replicas());
     if (declared.isPresent() && members.size() + 1 > declared.getAsInt()) {
+      var previous = otherRevision(pod, members);
+      if (previous != null) {
+        var owner = previous.owner().get();
+        result.refuse(
+            GangLifecycleRules.NAME,
+            "metadata.ownerReferences",
+            gang + "pods of ReplicaSet \"" + owner.revision() + "\" (another revision of " + owner + ", member "
+                + previous.name() + ") are still running and the gang declares gpu-topology-replica \"" + pod.replicas()
+                + "\"; this pod would be member " + (members.size() + 1) + ": a gpu-topology Deployment must use"
+                + " strategy.type: Recreate so that old members are gone before new ones start");
+        return;
+      }
       result.refuse(
           ReplicaLabelRule.NAME,
           "metadata.labels",
@@ -59,6 +71,18 @@ final class GangRules {
         return;
       }
     }
+  }
+
+  private static GangMember otherRevision(GangMember pod, List<GangMember> members) {
+    if (pod.owner().isEmpty()) {
+      return null;
+    }
+    for (var member : members) {
+      if (member.owner().isPresent() && member.owner().get().earlierOrLaterRevisionOf(pod.owner().get())) {
+        return member;
+      }
+    }
+    return null;
   }
 
   private static String describe(Difference d, GangMember pod, GangMember member) {

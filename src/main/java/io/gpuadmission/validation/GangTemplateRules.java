@@ -56,7 +56,8 @@ final class GangTemplateRules {
     }
     var declared = ReplicaLabelRule.count(firstJob.replicas());
     var total = gang.stream().mapToInt(p -> p.template().replicas()).sum();
-    if (declared.isPresent() && declared.getAsInt() != total) {
+    // Scaled to zero, the workload makes no pods: there is no gang to wait for, whatever it declares.
+    if (declared.isPresent() && total > 0 && declared.getAsInt() != total) {
       var parts = new ArrayList<String>();
       gang.forEach(p -> parts.add(p.template().role().equals("pod") ? String.valueOf(p.template().replicas()) : p.template().role() + " " + p.template().replicas()));
       result.refuse(

@@ -58,16 +58,27 @@ public enum WorkloadKind {
     return switch (this) {
       case DEPLOYMENT, STATEFUL_SET, REPLICA_SET ->
           single(spec.path("template"), spec.path("replicas").asInt(1), "spec.template");
-      case JOB -> single(spec.path("template"), spec.path("parallelism").asInt(1), "spec.template");
+      case JOB -> single(spec.path("template"), runningJobPods(spec), "spec.template");
       case CRON_JOB ->
           single(
               spec.path("jobTemplate").path("spec").path("template"),
-              spec.path("jobTemplate").path("spec").path("parallelism").asInt(1),
+              runningJobPods(spec.path("jobTemplate").path("spec")),
               "spec.jobTemplate.spec.template");
       case PYTORCH_JOB -> replicaSpecs(spec, "pytorchReplicaSpecs");
       case TF_JOB -> replicaSpecs(spec, "tfReplicaSpecs");
       case MPI_JOB -> replicaSpecs(spec, "mpiReplicaSpecs");
     };
+  }
+
+  /**
+   * The most pods a Job runs at once: the Job controller never runs more than the completions
+   * still to go, so {@code parallelism: 4, completions: 2} runs 2 (parallelism defaults to 1;
+   * without completions it is a work queue of {@code parallelism} pods).
+   */
+  static int runningJobPods(JsonNode jobSpec) {
+    var parallelism = jobSpec.path("parallelism").asInt(1);
+    var completions = jobSpec.path("completions");
+    return completions.isNumber() ? Math.min(parallelism, completions.asInt()) : parallelism;
   }
 
   private static List<PodTemplate> single(JsonNode template, int replicas, String path) {

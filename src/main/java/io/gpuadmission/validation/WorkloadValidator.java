@@ -47,6 +47,10 @@ public final class WorkloadValidator {
     if (!result.refused()) {
       GangTemplateRules.check(kind, pods, policy, result);
     }
+    var hasGang = pods.stream().anyMatch(p -> p.job(policy).isPresent());
+    if (hasGang && !result.refused()) {
+      GangLifecycleRules.check(kind, object, result);
+    }
     return result;
   }
 
@@ -68,6 +72,11 @@ public final class WorkloadValidator {
     owner.put("uid", object.path("metadata").path("uid").asText(""));
     owner.put("controller", true);
     metadata.putArray("ownerReferences").add(owner);
+    if (kind.outsideGang(template.role())) {
+      // The MPI operator marks its launcher so; its pods are then no gang members, as here.
+      var labels = metadata.path("labels").isObject() ? (ObjectNode) metadata.path("labels") : metadata.putObject("labels");
+      labels.put(TopologyJob.LAUNCHER_ROLE_LABELS.get(0), TopologyJob.LAUNCHER_ROLE);
+    }
     pod.set("metadata", metadata);
     pod.set("spec", template.template().path("spec").deepCopy());
     return pod;

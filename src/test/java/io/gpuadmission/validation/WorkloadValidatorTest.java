@@ -83,4 +83,92 @@ class WorkloadValidatorTest {
             "container \"server\" asks both nvidia.com/gpu and aliyun.com/gpu-mem; a container gets whole GPUs or a"
                 + " share of one GPU's memory, not both: remove one of them");
   }
+
+  @Test
+  void deniesGangDeploymentThatWouldRollOutOldAndNewMembersAtOnce() {
+    var result = validate("deployment-topology-rolling-update.yaml", WorkloadKind.DEPLOYMENT);
+
+    assertThat(result.violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "a gpu-topology Deployment must use strategy.type: Recreate (it has RollingUpdate); a rolling update runs pods"
+                + " of the old and the new ReplicaSet at once under one gpu-topology value, more members than"
+                + " gpu-topology-replica declares, and the gang never starts");
+  }
+
+  @Test
+  void allowsGangDeploymentThatRecreatesItsPods() {
+    assertThat(validate("deployment-topology-recreate.yaml", WorkloadKind.DEPLOYMENT).violations()).isEmpty();
+  }
+
+  @Test
+  void allowsGangWorkloadsScaledToZero() {
+    assertThat(validate("deployment-topology-scaled-to-zero.yaml", WorkloadKind.DEPLOYMENT).violations()).isEmpty();
+    assertThat(validate("statefulset-topology-scaled-to-zero.yaml", WorkloadKind.STATEFUL_SET).violations()).isEmpty();
+  }
+
+  @Test
+  void countsAJobsPodsAsTheSmallerOfParallelismAndCompletions() {
+    assertThat(validate("job-topology-completions.yaml", WorkloadKind.JOB).violations()).isEmpty();
+    assertThat(validate("job-topology-completions-declares-parallelism.yaml", WorkloadKind.JOB).violations())
+        .extracting(Violation::message)
+        .containsExactly("gpu-topology-replica is \"4\" but the Job makes 2 pods (2); set gpu-topology-replica: \"2\"");
+  }
+
+  @Test
+  void deniesGangCronJobWhoseRunsMayOverlap() {
+    assertThat(validate("cronjob-topology-overlapping.yaml", WorkloadKind.CRON_JOB).violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "a gpu-topology CronJob must set concurrencyPolicy: Forbid or Replace (it has Allow); with Allow two runs can"
+                + " overlap under one gpu-topology value and neither gang can start");
+    assertThat(validate("cronjob-topology-forbid.yaml", WorkloadKind.CRON_JOB).violations()).isEmpty();
+  }
+
+  @Test
+  void deniesElasticPyTorchJobDeclaringAFixedGang() {
+    assertThat(validate("pytorchjob-elastic.yaml", WorkloadKind.PYTORCH_JOB).violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "an elastic PyTorchJob (elasticPolicy minReplicas 1, maxReplicas 4) changes its number of Workers, but a"
+                + " gpu-topology gang has the fixed size gpu-topology-replica declares; remove elasticPolicy or the"
+                + " gpu-topology labels, or set minReplicas equal to maxReplicas");
+  }
+
+  @Test
+  void leavesTheMpiLauncherOutOfTheGangAndOffTheTopologyPool() {
+    var result = validate("mpijob-launcher-cpu-only.yaml", WorkloadKind.MPI_JOB);
+
+    assertThat(result.violations()).isEmpty();
+    assertThat(result.warnings())
+        .containsExactly(
+            "gpu-admission: Launcher pods will get: node affinity aliyun.accelerator/nvidia_name DoesNotExist (pod asks for no GPU)",
+            "gpu-admission: Worker pods will get: topology job \"horovod-resnet\": moved nvidia.com/gpu to aliyun.com/gpu;"
+                + " set hostIPC, hostNetwork, hostPID; dnsPolicy ClusterFirstWithHostNet; nodeSelector ack.node.gpu.schedule=topology",
+            "gpu-admission: no GPU nodes known yet; could not check that Worker pods fit a node");
+  }
+
+  @Test
+  void deniesTopologyTemplateThatSharesItsProcessNamespace() {
+    assertThat(validate("pytorchjob-share-process-namespace.yaml", WorkloadKind.PYTORCH_JOB).violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "Worker: gpu-topology job \"traced-bert\" needs hostPID, but the pod sets shareProcessNamespace: true, which"
+                + " the API server refuses together with hostPID; remove that setting from the pod (or the platform team"
+                + " sets policy topology.onConflict: skip to run such pods without it)");
+  }
+
+  @Test
+  void admitsTopologyTemplateWithoutTheConflictingSettingWhenPolicySaysSkip() throws Exception {
+    var policy = PolicyParser.parse("topology:\n  onConflict: skip\n");
+    var object = Fixtures.yamlTree(Fixtures.path("workloads/pytorchjob-share-process-namespace.yaml"));
+
+    var result = validator.validate(WorkloadKind.PYTORCH_JOB, object, "default", policy, ClusterView.EMPTY, GpuModelCatalog.EMPTY);
+
+    assertThat(result.violations()).isEmpty();
+    assertThat(result.warnings())
+        .contains(
+            "gpu-admission: Worker pods will get: topology job \"traced-bert\": left hostPID unset: the pod sets"
+                + " shareProcessNamespace: true, which the API server refuses together with hostPID");
+  }
 }
