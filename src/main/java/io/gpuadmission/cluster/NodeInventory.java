@@ -38,6 +38,12 @@ public class NodeInventory {
       LOG.info("no cluster configured: node inventory stays empty");
       return;
     }
+    policies.onReplace(
+        (before, after) -> {
+          if (!before.nodeLabels().equals(after.nodeLabels())) {
+            remapAll();
+          }
+        });
     informer = cluster.client().nodes().runnableInformer(0);
     informer.addEventHandler(
         new ResourceEventHandler<>() {
@@ -58,12 +64,6 @@ public class NodeInventory {
           }
         });
     Informers.start(informer, "node");
-    policies.onReplace(
-        (before, after) -> {
-          if (!before.nodeLabels().equals(after.nodeLabels())) {
-            remapAll();
-          }
-        });
   }
 
   /** The node labels the policy reads changed: every node is read again, not just the next one to change. */
