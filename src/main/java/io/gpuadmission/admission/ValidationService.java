@@ -94,10 +94,13 @@ public class ValidationService {
         result = pods.validate(new PodSubject(pod, review.namespace(), policy, cluster, "pod"), !review.dryRun());
       } else {
         var kind = WorkloadKind.of(review.group(), review.kind());
-        if (kind.isEmpty()) {
+        if (kind.isEmpty() || specUnchanged(review)) {
+          // Controllers update a workload's metadata (revision annotations, finalizers), also of
+          // workloads admitted before this webhook or before a policy change: only spec changes are judged.
           return allow(review, List.of(), start);
         }
-        result = workloads.validate(kind.get(), review.object(), review.namespace(), policy, cluster, nodes.models());
+        result =
+            workloads.validate(kind.get(), review.object(), review.oldObject(), review.namespace(), policy, cluster, nodes.models());
       }
       result.violations().forEach(v -> metrics.ruleApplied(ENDPOINT, v.rule()));
       if (result.refused()) {
@@ -122,6 +125,12 @@ public class ValidationService {
               + review.uid(),
           List.of());
     }
+  }
+
+  private static boolean specUnchanged(DecodedReview review) {
+    return review.operation().equals("UPDATE")
+        && review.oldObject() != null
+        && review.object().path("spec").equals(review.oldObject().path("spec"));
   }
 
   private static boolean gangLabelsChanged(DecodedReview review, io.gpuadmission.policy.GpuPolicy policy) {

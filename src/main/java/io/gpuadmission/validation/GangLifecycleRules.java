@@ -54,6 +54,42 @@ final class GangLifecycleRules {
     }
   }
 
+  /**
+   * A running StatefulSet gang whose pods' resources change: its rolling update replaces one pod at
+   * a time, and each new pod would disagree with the members still running, so the update would
+   * stall on the first pod. Scaling to zero first (or OnDelete and deleting all pods) replaces the
+   * gang as a whole.
+   */
+  static void checkUpdate(WorkloadKind kind, JsonNode object, JsonNode oldObject, ValidationResult result) {
+    if (kind != WorkloadKind.STATEFUL_SET || oldObject == null) {
+      return;
+    }
+    var before = oldObject.path("spec");
+    var after = object.path("spec");
+    var running = before.path("replicas").asInt(1) > 0 && after.path("replicas").asInt(1) > 0;
+    var rolling = !after.path("updateStrategy").path("type").asText("RollingUpdate").equals("OnDelete");
+    if (running && rolling && !podResources(before).equals(podResources(after))) {
+      result.refuse(
+          NAME,
+          "spec.template.spec.containers",
+          "changing the resources of a running gpu-topology StatefulSet would replace its pods one at a time, and each"
+              + " new pod would disagree with the members still running; scale it to 0, apply the change, then scale it"
+              + " back (or use updateStrategy OnDelete and delete all its pods)");
+    }
+  }
+
+  /** What gang consistency compares, as written: each container's and init container's resources. */
+  private static java.util.List<JsonNode> podResources(JsonNode spec) {
+    var resources = new java.util.ArrayList<JsonNode>();
+    for (var field : new String[] {"containers", "initContainers"}) {
+      for (var container : spec.path("template").path("spec").path(field)) {
+        resources.add(container.path("name"));
+        resources.add(container.path("resources"));
+      }
+    }
+    return resources;
+  }
+
   private static boolean fixedSize(JsonNode elastic) {
     var min = elastic.path("minReplicas");
     var max = elastic.path("maxReplicas");

@@ -30,6 +30,18 @@ public final class WorkloadValidator {
 
   public ValidationResult validate(
       WorkloadKind kind, JsonNode object, String namespace, GpuPolicy policy, ClusterView cluster, GpuModelCatalog models) {
+    return validate(kind, object, null, namespace, policy, cluster, models);
+  }
+
+  /** {@code oldObject} is the workload before an UPDATE, null on CREATE. */
+  public ValidationResult validate(
+      WorkloadKind kind,
+      JsonNode object,
+      JsonNode oldObject,
+      String namespace,
+      GpuPolicy policy,
+      ClusterView cluster,
+      GpuModelCatalog models) {
     var result = new ValidationResult();
     var pods = new ArrayList<TemplatePod>();
     for (var template : kind.templates(object)) {
@@ -50,6 +62,7 @@ public final class WorkloadValidator {
     var hasGang = pods.stream().anyMatch(p -> p.job(policy).isPresent());
     if (hasGang && !result.refused()) {
       GangLifecycleRules.check(kind, object, result);
+      GangLifecycleRules.checkUpdate(kind, object, oldObject, result);
     }
     return result;
   }

@@ -79,7 +79,10 @@ class GangLifecycleClusterTest {
   }
 
   JsonNode validate(ObjectNode pod) {
-    var review = Reviews.create("u-" + pod.path("metadata").path("name").asText(), pod);
+    return post(Reviews.create("u-" + pod.path("metadata").path("name").asText(), pod));
+  }
+
+  JsonNode post(String review) {
     var body =
         given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(review)
             .post("/validate").then().statusCode(200).extract().asByteArray();
@@ -215,6 +218,22 @@ class GangLifecycleClusterTest {
 
     // No fixture node carries the new model label, and none of them changed.
     await().atMost(Duration.ofSeconds(10)).until(() -> nodes.models().isEmpty());
+  }
+
+  @Test
+  void judgesAWorkloadUpdateOnlyWhenItsSpecChanges() {
+    var before = (ObjectNode) Fixtures.yamlTree(Fixtures.path("workloads/deployment-topology-rolling-update.yaml"));
+    var annotated = before.deepCopy();
+    ((ObjectNode) annotated.path("metadata")).putObject("annotations").put("deployment.kubernetes.io/revision", "2");
+    var rescaled = before.deepCopy();
+    ((ObjectNode) rescaled.path("spec")).put("replicas", 3);
+
+    // A Deployment admitted before the webhook: its controller's own metadata updates still pass.
+    assertThat(allowed(post(Reviews.update("u-dep-meta", before, annotated)))).isTrue();
+    assertThat(message(post(Reviews.update("u-dep-spec", before, rescaled))))
+        .isEqualTo(
+            "Deployment \"bert-serve\": gpu-topology-replica is \"2\" but the Deployment makes 3 pods (3); set"
+                + " gpu-topology-replica: \"3\"");
   }
 
   private String podsValidateCondition() {

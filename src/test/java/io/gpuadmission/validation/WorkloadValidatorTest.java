@@ -171,4 +171,24 @@ class WorkloadValidatorTest {
             "gpu-admission: Worker pods will get: topology job \"traced-bert\": left hostPID unset: the pod sets"
                 + " shareProcessNamespace: true, which the API server refuses together with hostPID");
   }
+
+  @Test
+  void deniesChangingTheResourcesOfARunningStatefulSetGangPodByPod() {
+    var before = (com.fasterxml.jackson.databind.node.ObjectNode) Fixtures.yamlTree(Fixtures.path("workloads/statefulset-topology-scaled-to-zero.yaml"));
+    ((com.fasterxml.jackson.databind.node.ObjectNode) before.path("spec")).put("replicas", 3);
+    var after = before.deepCopy();
+    ((com.fasterxml.jackson.databind.node.ObjectNode) after.at("/spec/template/spec/containers/0/resources/limits")).put("nvidia.com/gpu", 4);
+    var scaledDown = after.deepCopy();
+    ((com.fasterxml.jackson.databind.node.ObjectNode) scaledDown.path("spec")).put("replicas", 0);
+
+    var policy = PolicyParser.builtInDefault();
+    assertThat(validator.validate(WorkloadKind.STATEFUL_SET, after, before, "default", policy, ClusterView.EMPTY, GpuModelCatalog.EMPTY).violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "changing the resources of a running gpu-topology StatefulSet would replace its pods one at a time, and each"
+                + " new pod would disagree with the members still running; scale it to 0, apply the change, then scale it"
+                + " back (or use updateStrategy OnDelete and delete all its pods)");
+    assertThat(validator.validate(WorkloadKind.STATEFUL_SET, scaledDown, before, "default", policy, ClusterView.EMPTY, GpuModelCatalog.EMPTY).violations())
+        .isEmpty();
+  }
 }
