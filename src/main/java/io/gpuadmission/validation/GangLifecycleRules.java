@@ -1,6 +1,9 @@
 package io.gpuadmission.validation;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.gpuadmission.policy.TopologyPolicy;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * What a workload's controller does over time must keep one gang per gpu-topology value: a
@@ -14,7 +17,7 @@ final class GangLifecycleRules {
 
   private GangLifecycleRules() {}
 
-  static void check(WorkloadKind kind, JsonNode object, ValidationResult result) {
+  static void check(WorkloadKind kind, JsonNode object, TopologyPolicy topology, ValidationResult result) {
     var spec = object.path("spec");
     switch (kind) {
       case DEPLOYMENT -> {
@@ -46,8 +49,9 @@ final class GangLifecycleRules {
               "spec.elasticPolicy",
               "an elastic PyTorchJob (elasticPolicy minReplicas " + elastic.path("minReplicas").asText("unset")
                   + ", maxReplicas " + elastic.path("maxReplicas").asText("unset") + ") changes its number of"
-                  + " Workers, but a gpu-topology gang has the fixed size gpu-topology-replica declares; remove"
-                  + " elasticPolicy or the gpu-topology labels, or set minReplicas equal to maxReplicas");
+                  + " Workers, but a gpu-topology gang has the fixed size " + topology.replicaLabel() + " declares;"
+                  + " remove elasticPolicy or the " + topology.jobLabel() + " labels, or set minReplicas equal to"
+                  + " maxReplicas");
         }
       }
       default -> {}
@@ -79,8 +83,8 @@ final class GangLifecycleRules {
   }
 
   /** What gang consistency compares, as written: each container's and init container's resources. */
-  private static java.util.List<JsonNode> podResources(JsonNode spec) {
-    var resources = new java.util.ArrayList<JsonNode>();
+  private static List<JsonNode> podResources(JsonNode spec) {
+    var resources = new ArrayList<JsonNode>();
     for (var field : new String[] {"containers", "initContainers"}) {
       for (var container : spec.path("template").path("spec").path(field)) {
         resources.add(container.path("name"));

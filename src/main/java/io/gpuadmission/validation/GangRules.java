@@ -3,6 +3,7 @@ package io.gpuadmission.validation;
 import io.gpuadmission.pod.GangKey;
 import io.gpuadmission.pod.GangMember;
 import io.gpuadmission.pod.ResourceAsk.Difference;
+import io.gpuadmission.policy.TopologyPolicy;
 import java.util.List;
 
 /**
@@ -16,15 +17,17 @@ final class GangRules {
 
   private GangRules() {}
 
-  static void check(GangKey key, GangMember pod, List<GangMember> members, ValidationResult result) {
+  static void check(
+      GangKey key, GangMember pod, List<GangMember> members, TopologyPolicy topology, ValidationResult result) {
     var gang = "gang \"" + key.displayName() + "\": ";
+    var replicaLabel = topology.replicaLabel();
     for (var member : members) {
       if (pod.owner().isPresent() && member.owner().isPresent() && !pod.owner().get().sameAs(member.owner().get())) {
         result.refuse(
             COLLISION,
             "metadata.labels",
             gang + "the name is already used by pods of " + member.owner().get() + " (member " + member.name()
-                + "); give this job its own gpu-topology value");
+                + "); give this job its own " + topology.jobLabel() + " value");
         return;
       }
     }
@@ -33,7 +36,7 @@ final class GangRules {
         result.refuse(
             ReplicaLabelRule.NAME,
             "metadata.labels",
-            gang + "pod declares gpu-topology-replica \"" + pod.replicas() + "\" but member " + member.name()
+            gang + "pod declares " + replicaLabel + " \"" + pod.replicas() + "\" but member " + member.name()
                 + " declares \"" + member.replicas() + "\"; all pods of a gpu-topology job must declare the same total");
         return;
       }
@@ -55,9 +58,9 @@ final class GangRules {
       result.refuse(
           ReplicaLabelRule.NAME,
           "metadata.labels",
-          gang + "already has " + members.size() + " live members and declares gpu-topology-replica \""
+          gang + "already has " + members.size() + " live members and declares " + replicaLabel + " \""
               + pod.replicas() + "\"; this pod would be member " + (members.size() + 1)
-              + ": raise gpu-topology-replica or delete the leftover pods");
+              + ": raise " + replicaLabel + " or delete the leftover pods");
       return;
     }
     for (var member : members) {

@@ -24,6 +24,8 @@ final class GangTemplateRules {
     if (gang.isEmpty()) {
       return;
     }
+    var jobLabel = policy.topology().jobLabel();
+    var replicaLabel = policy.topology().replicaLabel();
     var first = gang.get(0);
     var firstJob = first.job(policy).get();
     for (var other : gang.subList(1, gang.size())) {
@@ -32,7 +34,7 @@ final class GangTemplateRules {
         result.refuse(
             GangRules.CONSISTENCY,
             other.template().path() + ".metadata.labels",
-            other.template().role() + " has gpu-topology \"" + job.label() + "\" but " + first.template().role() + " has \""
+            other.template().role() + " has " + jobLabel + " \"" + job.label() + "\" but " + first.template().role() + " has \""
                 + firstJob.label() + "\"; all replicas of a gpu-topology job must carry the same value");
         return;
       }
@@ -40,7 +42,7 @@ final class GangTemplateRules {
         result.refuse(
             ReplicaLabelRule.NAME,
             other.template().path() + ".metadata.labels",
-            other.template().role() + " has gpu-topology-replica \"" + job.replicas() + "\" but " + first.template().role()
+            other.template().role() + " has " + replicaLabel + " \"" + job.replicas() + "\" but " + first.template().role()
                 + " has \"" + firstJob.replicas() + "\"; all replicas of a gpu-topology job must declare the same total");
         return;
       }
@@ -63,8 +65,8 @@ final class GangTemplateRules {
       result.refuse(
           ReplicaLabelRule.NAME,
           first.template().path() + ".metadata.labels." + policy.topology().replicaLabel(),
-          "gpu-topology-replica is \"" + firstJob.replicas() + "\" but the " + (kind.trainingJob() ? "job" : kind.kind())
-              + " makes " + total + " pods (" + String.join(" + ", parts) + "); set gpu-topology-replica: \"" + total + "\"");
+          replicaLabel + " is \"" + firstJob.replicas() + "\" but the " + (kind.trainingJob() ? "job" : kind.kind())
+              + " makes " + total + " pods (" + String.join(" + ", parts) + "); set " + replicaLabel + ": \"" + total + "\"");
     }
   }
 

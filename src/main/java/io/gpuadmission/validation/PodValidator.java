@@ -45,7 +45,7 @@ public final class PodValidator {
           recent.forEach(m -> members.put(m.name(), m));
           known.forEach(m -> members.put(m.name(), m));
           members.remove(self.name());
-          GangRules.check(key, self, new ArrayList<>(members.values()), result);
+          GangRules.check(key, self, new ArrayList<>(members.values()), subject.policy().topology(), result);
           return !result.refused();
         });
     return result;

@@ -61,7 +61,7 @@ public final class WorkloadValidator {
     }
     var hasGang = pods.stream().anyMatch(p -> p.job(policy).isPresent());
     if (hasGang && !result.refused()) {
-      GangLifecycleRules.check(kind, object, result);
+      GangLifecycleRules.check(kind, object, policy.topology(), result);
       GangLifecycleRules.checkUpdate(kind, object, oldObject, result);
     }
     return result;
