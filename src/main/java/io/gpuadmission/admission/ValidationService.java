@@ -52,7 +52,7 @@ public class ValidationService {
       NodeInventory nodes,
       PodInventory gangPods,
       AdmissionMetrics metrics,
-      @ConfigProperty(name = "gpu-admission.gang.ledger-retention", defaultValue = "60s") Duration ledgerRetention) {
+      @ConfigProperty(name = "gpu-admission.gang.ledger-retention", defaultValue = "15s") Duration ledgerRetention) {
     this.policies = policies;
     this.workloads = new WorkloadValidator(mutation.mutator(), KubernetesJson.mapper());
     this.policyConfig = policyConfig;

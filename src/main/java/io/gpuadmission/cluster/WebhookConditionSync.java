@@ -5,13 +5,18 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.policy.PolicyStore;
+import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -33,14 +38,19 @@ public class WebhookConditionSync {
   private final ClusterConnection cluster;
   private final PolicyStore policies;
   private final String configurationName;
+  private final Duration resyncPeriod;
+  private ScheduledExecutorService resync;
+  private volatile String lastWarning = "";
 
   public WebhookConditionSync(
       ClusterConnection cluster,
       PolicyStore policies,
-      @ConfigProperty(name = "gpu-admission.webhook.configuration-name", defaultValue = "gpu-admission") String configurationName) {
+      @ConfigProperty(name = "gpu-admission.webhook.configuration-name", defaultValue = "gpu-admission") String configurationName,
+      @ConfigProperty(name = "gpu-admission.webhook.condition-resync", defaultValue = "60s") Duration resyncPeriod) {
     this.cluster = cluster;
     this.policies = policies;
     this.configurationName = configurationName;
+    this.resyncPeriod = resyncPeriod;
   }
 
   void start(@Observes StartupEvent event) {
@@ -53,8 +63,16 @@ public class WebhookConditionSync {
             CompletableFuture.runAsync(() -> sync(after.topology().jobLabel()));
           }
         });
-    // Never hold start-up on the API server.
-    CompletableFuture.runAsync(() -> sync(policies.current().topology().jobLabel()));
+    // Never hold start-up on the API server. Then again every minute: re-applying webhooks.yaml
+    // (an upgrade, a GitOps sync) writes the shipped label back.
+    resync = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "webhook-condition-sync"));
+    resync.scheduleWithFixedDelay(() -> sync(policies.current().topology().jobLabel()), 0, resyncPeriod.toSeconds(), TimeUnit.SECONDS);
+  }
+
+  void stop(@Observes ShutdownEvent event) {
+    if (resync != null) {
+      resync.shutdownNow();
+    }
   }
 
   /** Rewrites the condition for {@code label}; returns whether it now names it. */
@@ -77,16 +95,18 @@ public class WebhookConditionSync {
           }
         }
       }
-      LOG.warnf(
-          "ValidatingWebhookConfiguration %s has no match condition %s on webhook %s: pods labelled %s that ask for no"
-              + " GPU are not validated", configurationName, CONDITION, WEBHOOK, label);
+      warnOnce(
+          String.format(
+              "ValidatingWebhookConfiguration %s has no match condition %s on webhook %s: pods labelled %s that ask for"
+                  + " no GPU are not validated", configurationName, CONDITION, WEBHOOK, label));
       return false;
     } catch (KubernetesClientException e) {
-      LOG.warnf(
-          "could not set the job label %s in the match condition of webhook %s (%s): pods carrying it that ask for no"
-              + " GPU are not validated until the condition names it; edit it by hand or grant the webhook's"
-              + " ServiceAccount get and patch on validatingwebhookconfigurations/%s",
-          label, WEBHOOK, e.getMessage(), configurationName);
+      warnOnce(
+          String.format(
+              "could not set the job label %s in the match condition of webhook %s (%s): pods carrying it that ask for"
+                  + " no GPU are not validated until the condition names it; edit it by hand or grant the webhook's"
+                  + " ServiceAccount get and patch on validatingwebhookconfigurations/%s",
+              label, WEBHOOK, e.getMessage(), configurationName));
       return false;
     }
   }
@@ -94,7 +114,7 @@ public class WebhookConditionSync {
   private boolean rewrite(int webhook, int condition, String expression, String label) {
     var expected = withLabel(expression, label);
     if (expected.isEmpty()) {
-      LOG.warnf("match condition %s of webhook %s does not test a label as shipped; left alone", CONDITION, WEBHOOK);
+      warnOnce(String.format("match condition %s of webhook %s does not test a label as shipped; left alone", CONDITION, WEBHOOK));
       return false;
     }
     if (expected.get().equals(expression)) {
@@ -110,6 +130,14 @@ public class WebhookConditionSync {
         .patch(PatchContext.of(PatchType.JSON), KubernetesJson.mapper().valueToTree(patch).toString());
     LOG.infof("webhook %s now sends pods labelled %s to /validate", WEBHOOK, label);
     return true;
+  }
+
+  /** The resync runs every minute: say a problem when it appears or changes, not every time. */
+  private void warnOnce(String warning) {
+    if (!warning.equals(lastWarning)) {
+      lastWarning = warning;
+      LOG.warn(warning);
+    }
   }
 
   /** The expression testing {@code label} instead of the label it tests, if it tests exactly one. */

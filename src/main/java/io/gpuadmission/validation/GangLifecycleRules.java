@@ -43,7 +43,7 @@ final class GangLifecycleRules {
       }
       case PYTORCH_JOB -> {
         var elastic = spec.path("elasticPolicy");
-        if (elastic.isObject() && !fixedSize(elastic)) {
+        if (elastic.isObject() && varies(elastic)) {
           result.refuse(
               NAME,
               "spec.elasticPolicy",
@@ -59,12 +59,13 @@ final class GangLifecycleRules {
   }
 
   /**
-   * A running StatefulSet gang whose pods' resources change: its rolling update replaces one pod at
-   * a time, and each new pod would disagree with the members still running, so the update would
-   * stall on the first pod. Scaling to zero first (or OnDelete and deleting all pods) replaces the
-   * gang as a whole.
+   * A running StatefulSet gang whose pods' resources or gang labels change: its rolling update
+   * replaces one pod at a time (and a scale-up adds pods of the new revision), and each new pod
+   * would disagree with the members still running, so the update would stall on the first pod.
+   * Scaling to zero first (or OnDelete and deleting all pods) replaces the gang as a whole.
    */
-  static void checkUpdate(WorkloadKind kind, JsonNode object, JsonNode oldObject, ValidationResult result) {
+  static void checkUpdate(
+      WorkloadKind kind, JsonNode object, JsonNode oldObject, TopologyPolicy topology, ValidationResult result) {
     if (kind != WorkloadKind.STATEFUL_SET || oldObject == null) {
       return;
     }
@@ -72,13 +73,29 @@ final class GangLifecycleRules {
     var after = object.path("spec");
     var running = before.path("replicas").asInt(1) > 0 && after.path("replicas").asInt(1) > 0;
     var rolling = !after.path("updateStrategy").path("type").asText("RollingUpdate").equals("OnDelete");
-    if (running && rolling && !podResources(before).equals(podResources(after))) {
+    if (!running || !rolling) {
+      return;
+    }
+    String changed = null;
+    if (!podResources(before).equals(podResources(after))) {
+      changed = "the resources";
+    } else {
+      for (var label : List.of(topology.jobLabel(), topology.replicaLabel())) {
+        var was = before.path("template").path("metadata").path("labels").path(label);
+        var now = after.path("template").path("metadata").path("labels").path(label);
+        if (!was.equals(now)) {
+          changed = "label " + label;
+          break;
+        }
+      }
+    }
+    if (changed != null) {
       result.refuse(
           NAME,
-          "spec.template.spec.containers",
-          "changing the resources of a running gpu-topology StatefulSet would replace its pods one at a time, and each"
-              + " new pod would disagree with the members still running; scale it to 0, apply the change, then scale it"
-              + " back (or use updateStrategy OnDelete and delete all its pods)");
+          "spec.template",
+          "changing " + changed + " of a running gpu-topology StatefulSet would replace or add its pods one at a"
+              + " time, and each new pod would disagree with the members still running; scale it to 0, apply the"
+              + " change, then scale it back (or use updateStrategy OnDelete and delete all its pods)");
     }
   }
 
@@ -94,9 +111,13 @@ final class GangLifecycleRules {
     return resources;
   }
 
-  private static boolean fixedSize(JsonNode elastic) {
+  /**
+   * True when the job may change size: the training operator defaults a missing minReplicas or
+   * maxReplicas to the other (or to the Worker replicas), so only two different numbers vary.
+   */
+  private static boolean varies(JsonNode elastic) {
     var min = elastic.path("minReplicas");
     var max = elastic.path("maxReplicas");
-    return min.isNumber() && max.isNumber() && min.asInt() == max.asInt();
+    return min.isNumber() && max.isNumber() && min.asInt() != max.asInt();
   }
 }

@@ -58,7 +58,7 @@ final class GangRules {
       result.refuse(
           ReplicaLabelRule.NAME,
           "metadata.labels",
-          gang + "already has " + members.size() + " live members and declares " + replicaLabel + " \""
+          gang + "already has " + members.size() + " live members (" + names(members) + ") and declares " + replicaLabel + " \""
               + pod.replicas() + "\"; this pod would be member " + (members.size() + 1)
               + ": raise " + replicaLabel + " or delete the leftover pods");
       return;
@@ -74,6 +74,12 @@ final class GangRules {
         return;
       }
     }
+  }
+
+  /** Up to five member names: a pod admitted moments ago may not be listed by kubectl yet, but is named. */
+  private static String names(List<GangMember> members) {
+    var shown = members.stream().map(GangMember::name).sorted().limit(5).toList();
+    return String.join(", ", shown) + (members.size() > shown.size() ? ", …" : "");
   }
 
   private static GangMember otherRevision(GangMember pod, List<GangMember> members) {

@@ -1,6 +1,7 @@
 package io.gpuadmission.validation;
 
 import io.gpuadmission.pod.ResourceAsk.Difference;
+import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.validation.WorkloadValidator.TemplatePod;
 import java.util.ArrayList;
@@ -17,7 +18,7 @@ final class GangTemplateRules {
   static void check(WorkloadKind kind, List<TemplatePod> pods, GpuPolicy policy, ValidationResult result) {
     var gang = new ArrayList<TemplatePod>();
     for (var p : pods) {
-      if (p.job(policy).isPresent() && !kind.outsideGang(p.template().role())) {
+      if (p.job(policy).isPresent()) {
         gang.add(p);
       }
     }
@@ -26,6 +27,17 @@ final class GangTemplateRules {
     }
     var jobLabel = policy.topology().jobLabel();
     var replicaLabel = policy.topology().replicaLabel();
+    var withGpus = gang.stream().filter(p -> TopologyJob.asksWholeGpus(p.pod(), policy.topology())).count();
+    if (withGpus > 0 && withGpus < gang.size()) {
+      var cpuOnly = gang.stream().filter(p -> !TopologyJob.asksWholeGpus(p.pod(), policy.topology())).findFirst().get();
+      var role = cpuOnly.template().role();
+      result.refuse(
+          GangRules.CONSISTENCY,
+          cpuOnly.template().path() + ".metadata.labels",
+          role + " carries the " + jobLabel + " labels but asks for no GPU; only the replicas with GPUs form a topology"
+              + " gang: remove the " + jobLabel + " and " + replicaLabel + " labels from " + role);
+      return;
+    }
     var first = gang.get(0);
     var firstJob = first.job(policy).get();
     for (var other : gang.subList(1, gang.size())) {

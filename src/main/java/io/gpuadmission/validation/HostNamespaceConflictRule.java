@@ -17,7 +17,10 @@ public final class HostNamespaceConflictRule implements PodRule {
   public void check(PodSubject s, ValidationResult result) {
     var topology = s.policy().topology();
     var job = TopologyJob.of(s.pod(), topology);
-    if (job.isEmpty() || topology.onConflict() == ConflictMode.SKIP || !topology.allowsNamespace(s.namespace())) {
+    if (job.isEmpty()
+        || s.pod().getSpec() == null
+        || topology.onConflict() == ConflictMode.SKIP
+        || !topology.allowsNamespace(s.namespace())) {
       return;
     }
     var spec = s.pod().getSpec();

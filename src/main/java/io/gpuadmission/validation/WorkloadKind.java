@@ -20,7 +20,7 @@ public enum WorkloadKind {
   TF_JOB("kubeflow.org", "TFJob", true),
   MPI_JOB("kubeflow.org", "MPIJob", true);
 
-  private static final Set<String> NOT_IN_GANG = Set.of("Launcher");
+  private static final Set<String> LAUNCHER_ROLES = Set.of("Launcher");
   private final String group;
   private final String kind;
   private final boolean trainingJob;
@@ -48,9 +48,12 @@ public enum WorkloadKind {
     return trainingJob;
   }
 
-  /** True for replica types that are not part of the GPU gang (MPIJob's Launcher). */
-  public boolean outsideGang(String role) {
-    return this == MPI_JOB && NOT_IN_GANG.contains(role);
+  /**
+   * True for MPIJob's Launcher: the operator marks its pods as the launcher, which is no gang
+   * member unless it asks for whole GPUs (runLauncherAsWorker), as {@code TopologyJob} decides.
+   */
+  public boolean launcherRole(String role) {
+    return this == MPI_JOB && LAUNCHER_ROLES.contains(role);
   }
 
   public List<PodTemplate> templates(JsonNode object) {

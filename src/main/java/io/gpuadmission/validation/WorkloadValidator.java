@@ -60,9 +60,15 @@ public final class WorkloadValidator {
       GangTemplateRules.check(kind, pods, policy, result);
     }
     var hasGang = pods.stream().anyMatch(p -> p.job(policy).isPresent());
-    if (hasGang && !result.refused()) {
+    // Scaled to zero a workload makes no pods: scaling down is always allowed.
+    var makesPods = pods.stream().anyMatch(p -> p.template().replicas() > 0);
+    if (hasGang && makesPods && !result.refused()) {
       GangLifecycleRules.check(kind, object, policy.topology(), result);
-      GangLifecycleRules.checkUpdate(kind, object, oldObject, result);
+      GangLifecycleRules.checkUpdate(kind, object, oldObject, policy.topology(), result);
+    }
+    if (kind == WorkloadKind.JOB && oldObject != null && result.refused()) {
+      // The advice to change a label cannot be followed on an existing Job: its template is immutable.
+      result.adviseOnRefusals("a Job's pod template cannot change: delete the Job and create it again with the change");
     }
     return result;
   }
@@ -85,13 +91,15 @@ public final class WorkloadValidator {
     owner.put("uid", object.path("metadata").path("uid").asText(""));
     owner.put("controller", true);
     metadata.putArray("ownerReferences").add(owner);
-    if (kind.outsideGang(template.role())) {
-      // The MPI operator marks its launcher so; its pods are then no gang members, as here.
+    if (kind.launcherRole(template.role())) {
+      // The MPI operator marks its launcher so: judged as its pods will be (no member unless it asks GPUs).
       var labels = metadata.path("labels").isObject() ? (ObjectNode) metadata.path("labels") : metadata.putObject("labels");
       labels.put(TopologyJob.LAUNCHER_ROLE_LABELS.get(0), TopologyJob.LAUNCHER_ROLE);
     }
     pod.set("metadata", metadata);
-    pod.set("spec", template.template().path("spec").deepCopy());
+    // A template may leave out its spec (a CRD's schema allows it); its pods would still have one.
+    var spec = template.template().path("spec");
+    pod.set("spec", spec.isObject() ? spec.deepCopy() : mapper.createObjectNode());
     return pod;
   }
 

@@ -62,4 +62,37 @@ class HostNamespaceConflictRuleTest {
 
     assertThat(result.violations()).isEmpty();
   }
+
+  @Test
+  void refusesTopologyPodWhoseContainersShareAPortThatWouldBecomeOneHostPortTwice() {
+    var result =
+        validateMutated(
+            "mutation/topology-host-port/pod.yaml",
+            pod -> {
+              var port = pod.getSpec().getContainers().get(0).getPorts().get(0);
+              port.setHostPort(null);
+              var sidecar = new io.fabric8.kubernetes.api.model.ContainerBuilder()
+                  .withName("exporter").withImage("nvidia/dcgm-exporter")
+                  .addNewPort().withContainerPort(8080).endPort()
+                  .build();
+              pod.getSpec().getContainers().add(sidecar);
+            });
+
+    assertThat(result.violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "gpu-topology job \"pytorch-dist-nccl\" needs hostNetwork, but containers \"pytorch\" and \"exporter\" both"
+                + " declare port 8080/TCP, and with hostNetwork each port is a host port, which the API server refuses to"
+                + " give twice; remove that setting from the pod (or the platform team sets policy topology.onConflict: skip"
+                + " to run such pods without it)");
+  }
+
+  @Test
+  void mpiOperatorV1LauncherWithoutGpusIsNoMember() {
+    var pod = KubernetesJson.mapper().convertValue(Fixtures.podJson(Fixtures.path("mutation/mpijob-launcher-pod/pod.yaml")), Pod.class);
+    pod.getMetadata().getLabels().remove("training.kubeflow.org/job-role");
+    pod.getMetadata().getLabels().put("mpi-job-role", "launcher");
+
+    assertThat(io.gpuadmission.pod.TopologyJob.of(pod, PolicyParser.builtInDefault().topology())).isEmpty();
+  }
 }

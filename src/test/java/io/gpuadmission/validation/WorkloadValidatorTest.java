@@ -7,6 +7,8 @@ import io.gpuadmission.cluster.GpuModelCatalog;
 import io.gpuadmission.mutation.PodMutator;
 import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.support.Fixtures;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.Test;
 
 class WorkloadValidatorTest {
@@ -185,10 +187,99 @@ class WorkloadValidatorTest {
     assertThat(validator.validate(WorkloadKind.STATEFUL_SET, after, before, "default", policy, ClusterView.EMPTY, GpuModelCatalog.EMPTY).violations())
         .extracting(Violation::message)
         .containsExactly(
-            "changing the resources of a running gpu-topology StatefulSet would replace its pods one at a time, and each"
-                + " new pod would disagree with the members still running; scale it to 0, apply the change, then scale it"
-                + " back (or use updateStrategy OnDelete and delete all its pods)");
+            "changing the resources of a running gpu-topology StatefulSet would replace or add its pods one at a time, and"
+                + " each new pod would disagree with the members still running; scale it to 0, apply the change, then scale"
+                + " it back (or use updateStrategy OnDelete and delete all its pods)");
     assertThat(validator.validate(WorkloadKind.STATEFUL_SET, scaledDown, before, "default", policy, ClusterView.EMPTY, GpuModelCatalog.EMPTY).violations())
         .isEmpty();
+  }
+
+  private ValidationResult update(WorkloadKind kind, JsonNode before, JsonNode after) {
+    return validator.validate(kind, after, before, "default", PolicyParser.builtInDefault(), ClusterView.EMPTY, GpuModelCatalog.EMPTY);
+  }
+
+  private static ObjectNode tree(String fixture) {
+    return (ObjectNode) Fixtures.yamlTree(Fixtures.path("workloads/" + fixture));
+  }
+
+  @Test
+  void deniesResizingARunningStatefulSetGangPodByPod() {
+    var before = tree("statefulset-topology-scaled-to-zero.yaml");
+    ((ObjectNode) before.path("spec")).put("replicas", 3);
+    var after = before.deepCopy();
+    ((ObjectNode) after.path("spec")).put("replicas", 4);
+    ((ObjectNode) after.at("/spec/template/metadata/labels")).put("gpu-topology-replica", "4");
+
+    assertThat(update(WorkloadKind.STATEFUL_SET, before, after).violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "changing label gpu-topology-replica of a running gpu-topology StatefulSet would replace or add its pods one"
+                + " at a time, and each new pod would disagree with the members still running; scale it to 0, apply the"
+                + " change, then scale it back (or use updateStrategy OnDelete and delete all its pods)");
+  }
+
+  @Test
+  void alwaysAllowsScalingAGangDeploymentToZero() {
+    var running = tree("deployment-topology-rolling-update.yaml");
+    var scaledDown = running.deepCopy();
+    ((ObjectNode) scaledDown.path("spec")).put("replicas", 0);
+
+    assertThat(update(WorkloadKind.DEPLOYMENT, running, scaledDown).violations()).isEmpty();
+  }
+
+  @Test
+  void tellsThatAnExistingJobMustBeRecreatedToChangeItsGang() {
+    var before = tree("job-topology-completions.yaml");
+    var after = before.deepCopy();
+    ((ObjectNode) after.path("spec")).put("parallelism", 3).put("completions", 3);
+
+    assertThat(update(WorkloadKind.JOB, before, after).violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "gpu-topology-replica is \"2\" but the Job makes 3 pods (3); set gpu-topology-replica: \"3\"; a Job's pod"
+                + " template cannot change: delete the Job and create it again with the change");
+  }
+
+  @Test
+  void countsAnMpiLauncherThatRunsAsAWorker() {
+    var result = validate("mpijob-launcher-as-worker.yaml", WorkloadKind.MPI_JOB);
+
+    assertThat(result.violations()).isEmpty();
+    assertThat(result.warnings())
+        .contains(
+            "gpu-admission: Launcher pods will get: topology job \"horovod-bert\": moved nvidia.com/gpu to aliyun.com/gpu;"
+                + " set hostIPC, hostNetwork, hostPID; dnsPolicy ClusterFirstWithHostNet; nodeSelector ack.node.gpu.schedule=topology");
+  }
+
+  @Test
+  void allowsAPyTorchJobWhoseElasticPolicyOnlySetsTheRendezvous() {
+    assertThat(validate("pytorchjob-elastic-fixed-size.yaml", WorkloadKind.PYTORCH_JOB).violations()).isEmpty();
+  }
+
+  @Test
+  void tellsThatAReplicaTypeWithoutGpusIsNoGangMember() {
+    assertThat(validate("tfjob-ps-without-gpu.yaml", WorkloadKind.TF_JOB).violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "PS carries the gpu-topology labels but asks for no GPU; only the replicas with GPUs form a topology gang:"
+                + " remove the gpu-topology and gpu-topology-replica labels from PS");
+  }
+
+  @Test
+  void judgesATemplateWithoutSpecWithoutFailing() {
+    var job = tree("pytorchjob-labels-only.yaml");
+    ((ObjectNode) job.at("/spec/pytorchReplicaSpecs/Worker/template")).remove("spec");
+
+    var result = validate(job);
+
+    assertThat(result.violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "Worker carries the gpu-topology labels but asks for no GPU; only the replicas with GPUs form a topology gang:"
+                + " remove the gpu-topology and gpu-topology-replica labels from Worker");
+  }
+
+  private ValidationResult validate(JsonNode object) {
+    return validator.validate(WorkloadKind.PYTORCH_JOB, object, "default", PolicyParser.builtInDefault(), ClusterView.EMPTY, GpuModelCatalog.EMPTY);
   }
 }
