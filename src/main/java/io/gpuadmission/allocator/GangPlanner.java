@@ -1,7 +1,6 @@
 package io.gpuadmission.allocator;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 
@@ -23,36 +22,12 @@ public final class GangPlanner {
     this.strategy = strategy;
   }
 
-  /** One member's place: a node and its GPU indices (ascending). */
-  public record Placement(String node, int[] gpus) {
-    public Placement {
-      gpus = gpus.clone();
-    }
-
-    @Override
-    public int[] gpus() {
-      return gpus.clone();
-    }
-
-    @Override
-    public boolean equals(Object o) {
-      return o instanceof Placement p && node.equals(p.node) && Arrays.equals(gpus, p.gpus);
-    }
-
-    @Override
-    public int hashCode() {
-      return node.hashCode() * 31 + Arrays.hashCode(gpus);
-    }
-
-    @Override
-    public String toString() {
-      return node + " " + Arrays.toString(gpus);
-    }
-  }
-
   /** The plan, or how many members fit when not all do. */
   public sealed interface Result {
-    /** Every member placed, grouped by node in the order nodes were taken. */
+    /**
+     * Every member placed ({@link Placement#node()} is the node's position in the list planned
+     * over), grouped by node in the order nodes were taken.
+     */
     record Planned(List<Placement> placements) implements Result {
       public Planned {
         placements = List.copyOf(placements);
@@ -64,7 +39,7 @@ public final class GangPlanner {
   }
 
   /** The members a node could hold, in the order they would be placed, and their total set score. */
-  private record NodeCapacity(NodeGpus node, List<GpuChoice> choices) {
+  private record NodeCapacity(int position, NodeGpus node, List<GpuChoice> choices) {
     long score(int members) {
       long sum = 0;
       for (int i = 0; i < members; i++) {
@@ -88,8 +63,8 @@ public final class GangPlanner {
     }
     var capacities = new ArrayList<NodeCapacity>();
     var room = 0;
-    for (var node : nodes) {
-      var capacity = capacity(node, members, gpusEach);
+    for (int position = 0; position < nodes.size(); position++) {
+      var capacity = capacity(position, nodes.get(position), members, gpusEach);
       if (!capacity.choices().isEmpty()) {
         capacities.add(capacity);
         room += capacity.choices().size();
@@ -108,13 +83,13 @@ public final class GangPlanner {
     var next = 0;
     while (remaining > 0 && remaining >= capacities.get(next).choices().size()) {
       var taken = capacities.get(next++);
-      taken.choices().forEach(choice -> placements.add(new Placement(taken.node().name(), choice.gpus())));
+      taken.choices().forEach(choice -> placements.add(new Placement(taken.position(), choice.gpus())));
       remaining -= taken.choices().size();
     }
     if (remaining > 0) {
       var last = lastNode(capacities.subList(next, capacities.size()), remaining);
       for (int i = 0; i < remaining; i++) {
-        placements.add(new Placement(last.node().name(), last.choices().get(i).gpus()));
+        placements.add(new Placement(last.position(), last.choices().get(i).gpus()));
       }
     }
     return new Result.Planned(placements);
@@ -131,7 +106,7 @@ public final class GangPlanner {
         .orElseThrow();
   }
 
-  private NodeCapacity capacity(NodeGpus node, int members, int gpusEach) {
+  private NodeCapacity capacity(int position, NodeGpus node, int members, int gpusEach) {
     var choices = new ArrayList<GpuChoice>();
     var current = node;
     while (choices.size() < members) {
@@ -142,7 +117,7 @@ public final class GangPlanner {
       choices.add(choice.get());
       current = taken(current, choice.get().gpus());
     }
-    return new NodeCapacity(node, choices);
+    return new NodeCapacity(position, node, choices);
   }
 
   /** The node with {@code gpus} wholly used. */

@@ -2,7 +2,6 @@ package io.gpuadmission.allocator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gpuadmission.allocator.GangPlanner.Placement;
 import io.gpuadmission.allocator.GangPlanner.Result;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,13 +23,19 @@ class GangPlannerTest {
     return NodeGpus.withoutCpu(name, gpus, Optional.of(links));
   }
 
-  private static Placement at(String node, int... gpus) {
-    return new Placement(node, gpus);
+  /** A placement as node name and GPUs, to read the expectations below. */
+  private record At(String node, List<Integer> gpus) {}
+
+  private static At at(String node, int... gpus) {
+    return new At(node, java.util.Arrays.stream(gpus).boxed().toList());
   }
 
-  private static List<Placement> planned(Result result) {
+  private List<At> plan(List<NodeGpus> nodes, int members, int gpusEach) {
+    var result = planner.plan(nodes, members, gpusEach);
     assertThat(result).isInstanceOf(Result.Planned.class);
-    return ((Result.Planned) result).placements();
+    return ((Result.Planned) result).placements().stream()
+        .map(p -> new At(nodes.get(p.node()).name(), java.util.Arrays.stream(p.gpus()).boxed().toList()))
+        .toList();
   }
 
   private static LinkMatrix nvSwitch8() {
@@ -39,23 +44,23 @@ class GangPlannerTest {
 
   @Test
   void placesFourPairsOnOneIdleDgx1OnItsNvlinkPairs() {
-    var result = planner.plan(List.of(node("dgx-a", LinkMatrix.dgx1V100()), node("dgx-b", LinkMatrix.dgx1V100())), 4, 2);
+    var result = plan(List.of(node("dgx-a", LinkMatrix.dgx1V100()), node("dgx-b", LinkMatrix.dgx1V100())), 4, 2);
 
-    assertThat(planned(result)).containsExactly(at("dgx-a", 0, 3), at("dgx-a", 1, 2), at("dgx-a", 4, 7), at("dgx-a", 5, 6));
+    assertThat(result).containsExactly(at("dgx-a", 0, 3), at("dgx-a", 1, 2), at("dgx-a", 4, 7), at("dgx-a", 5, 6));
   }
 
   @Test
   void givesEachEightGpuMemberANodeOfItsOwn() {
-    var result = planner.plan(List.of(node("dgx-a", LinkMatrix.dgx1V100()), node("dgx-b", LinkMatrix.dgx1V100())), 2, 8);
+    var result = plan(List.of(node("dgx-a", LinkMatrix.dgx1V100()), node("dgx-b", LinkMatrix.dgx1V100())), 2, 8);
 
-    assertThat(planned(result)).containsExactly(at("dgx-a", 0, 1, 2, 3, 4, 5, 6, 7), at("dgx-b", 0, 1, 2, 3, 4, 5, 6, 7));
+    assertThat(result).containsExactly(at("dgx-a", 0, 1, 2, 3, 4, 5, 6, 7), at("dgx-b", 0, 1, 2, 3, 4, 5, 6, 7));
   }
 
   @Test
   void placesPairsOfAnNvSwitchNodeWithinItsNumaGroups() {
-    var result = planner.plan(List.of(node("hgx", nvSwitch8())), 4, 2);
+    var result = plan(List.of(node("hgx", nvSwitch8())), 4, 2);
 
-    assertThat(planned(result)).containsExactly(at("hgx", 0, 1), at("hgx", 2, 3), at("hgx", 4, 5), at("hgx", 6, 7));
+    assertThat(result).containsExactly(at("hgx", 0, 1), at("hgx", 2, 3), at("hgx", 4, 5), at("hgx", 6, 7));
   }
 
   @Test
@@ -63,9 +68,9 @@ class GangPlannerTest {
     var half = node("half-used", LinkMatrix.dgx1V100(), 4, 5, 6, 7);
     var idle = node("idle", LinkMatrix.dgx1V100());
 
-    var result = planner.plan(List.of(half, idle), 2, 4);
+    var result = plan(List.of(half, idle), 2, 4);
 
-    assertThat(planned(result)).containsExactly(at("idle", 0, 1, 2, 3), at("idle", 4, 5, 6, 7));
+    assertThat(result).containsExactly(at("idle", 0, 1, 2, 3), at("idle", 4, 5, 6, 7));
   }
 
   @Test
@@ -73,7 +78,7 @@ class GangPlannerTest {
     var pcie = node("pcie", LinkMatrix.pcieOnly(new int[] {0, 0, 0, 0, 1, 1, 1, 1}));
     var dgx = node("dgx", LinkMatrix.dgx1V100());
 
-    assertThat(planned(planner.plan(List.of(pcie, dgx), 1, 2))).containsExactly(at("dgx", 0, 3));
+    assertThat(plan(List.of(pcie, dgx), 1, 2)).containsExactly(at("dgx", 0, 3));
   }
 
   @Test
@@ -81,7 +86,7 @@ class GangPlannerTest {
     var idle = node("a-idle", nvSwitch8());
     var busy = node("b-busy", nvSwitch8(), 0, 1, 2, 3);
 
-    assertThat(planned(planner.plan(List.of(idle, busy), 1, 2))).containsExactly(at("b-busy", 4, 5));
+    assertThat(plan(List.of(idle, busy), 1, 2)).containsExactly(at("b-busy", 4, 5));
   }
 
   @Test

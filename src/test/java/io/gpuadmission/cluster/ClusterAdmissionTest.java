@@ -1,6 +1,5 @@
 package io.gpuadmission.cluster;
 
-import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -11,10 +10,10 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.support.Fixtures;
 import io.gpuadmission.support.Reviews;
+import io.gpuadmission.support.WebhookCalls;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
-import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
 import java.net.URL;
 import java.time.Duration;
@@ -53,14 +52,7 @@ class ClusterAdmissionTest {
   }
 
   JsonNode validate(String review) {
-    var body =
-        given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(review)
-            .post("/validate").then().statusCode(200).extract().asByteArray();
-    try {
-      return KubernetesJson.mapper().readTree(body);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
+    return WebhookCalls.post(base, "/validate", review);
   }
 
   /** Creates the pod through the API server and waits until the pod informer has it. */

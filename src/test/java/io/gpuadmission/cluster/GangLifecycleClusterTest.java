@@ -1,6 +1,5 @@
 package io.gpuadmission.cluster;
 
-import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -14,10 +13,10 @@ import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.policy.PolicyStore;
 import io.gpuadmission.support.Fixtures;
 import io.gpuadmission.support.Reviews;
+import io.gpuadmission.support.WebhookCalls;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
-import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
 import java.net.URL;
 import java.time.Duration;
@@ -83,14 +82,7 @@ class GangLifecycleClusterTest {
   }
 
   JsonNode post(String review) {
-    var body =
-        given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(review)
-            .post("/validate").then().statusCode(200).extract().asByteArray();
-    try {
-      return KubernetesJson.mapper().readTree(body);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
+    return WebhookCalls.post(base, "/validate", review);
   }
 
   static boolean allowed(JsonNode response) {
