@@ -6,17 +6,20 @@
 # floor's cpu_us_per_req from a run-peers.sh run made just before or after (same machine load).
 #   bench/admission-cpu.sh [java options...]
 # Env: GPU_ADMISSION_PORT (8443), BENCH_HARNESS (../shared/bench), BENCH_DURATION (10),
-# BENCH_WARMUP (60 s, split over the runs: the JIT runs on the same CPU), APP (target/quarkus-app/quarkus-run.jar).
+# BENCH_WARMUP (60 s, split over the runs: the JIT runs on the same CPU), APP_DIR (target/quarkus-app).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 harness="${BENCH_HARNESS:-$root/../shared/bench}"
 port="${GPU_ADMISSION_PORT:-8443}"
 duration="${BENCH_DURATION:-10}"
 warmup="${BENCH_WARMUP:-60}"
-app="${APP:-target/quarkus-app/quarkus-run.jar}"
+app_dir="${APP_DIR:-$root/target/quarkus-app}"
 fixtures=(gpu-topology gpu-mem cpu-only)
 log="$(mktemp)"
-(cd "$root" && exec taskset -c 0 java "$@" -jar "$app") >"$log" 2>&1 &
+# From the app's own directory, so that -XX:SharedArchiveFile=app-cds.jsa (AppCDS) applies.
+(cd "$app_dir" \
+  && export GPU_ADMISSION_TLS_CERT="$root/certs/dev/tls.crt" GPU_ADMISSION_TLS_KEY="$root/certs/dev/tls.key" \
+  && exec taskset -c 0 java "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 1 120); do

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Time from launch to a green /q/health/ready (warm-up included) and to the first /mutate answer,
 # the server pinned to one CPU, then its RSS. Bounded: gives up after 60 s; stops what it started.
-#   bench/ready-time.sh [java options...]     e.g. bench/ready-time.sh -XX:SharedArchiveFile=target/quarkus-app/app-cds.jsa
-# Port: GPU_ADMISSION_PORT (8443). CPU: BENCH_SERVER_CPUS (0).
+#   bench/ready-time.sh [java options...]     e.g. bench/ready-time.sh -XX:SharedArchiveFile=app-cds.jsa
+# Port: GPU_ADMISSION_PORT (8443). CPU: BENCH_SERVER_CPUS (0). APP_DIR: target/quarkus-app.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 port="${GPU_ADMISSION_PORT:-8443}"
 fixture="$root/src/test/resources/bench/admissionreview-gpu-topology.json"
 log="$(mktemp)"
 start=$(date +%s%N)
-(cd "$root" && exec taskset -c "${BENCH_SERVER_CPUS:-0}" java "$@" -jar target/quarkus-app/quarkus-run.jar) >"$log" 2>&1 &
+# From the app's own directory: an AppCDS archive (-XX:SharedArchiveFile=app-cds.jsa) is only used
+# when the class path matches the one it was made with.
+(cd "${APP_DIR:-$root/target/quarkus-app}" \
+  && export GPU_ADMISSION_TLS_CERT="$root/certs/dev/tls.crt" GPU_ADMISSION_TLS_KEY="$root/certs/dev/tls.key" \
+  && exec taskset -c "${BENCH_SERVER_CPUS:-0}" java "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -f "$log"' EXIT
 curl_args=(-s -o /dev/null -w '%{http_code}' --cacert "$root/certs/dev/ca.crt" --max-time 2)
