@@ -29,7 +29,9 @@ public class AdmissionMetrics {
   }
 
   private final MeterRegistry registry;
-  private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+  // Keyed without building a String per request: these lookups run on every review.
+  private final Map<String, Map<Outcome, Counter>> requests = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, Counter>> ruleHits = new ConcurrentHashMap<>();
   private final Map<String, Timer> timers = new ConcurrentHashMap<>();
   /** Off while warm-up pushes sample reviews: they are not traffic. Nothing else arrives then. */
   private volatile boolean recording;
@@ -47,10 +49,11 @@ public class AdmissionMetrics {
     if (!recording) {
       return;
     }
-    counters
+    requests
+        .computeIfAbsent(endpoint, e -> new ConcurrentHashMap<>())
         .computeIfAbsent(
-            endpoint + '|' + outcome,
-            k ->
+            outcome,
+            o ->
                 Counter.builder("gpu_admission_requests")
                     .description("Admission and extender requests by endpoint and outcome")
                     .tag("endpoint", endpoint)
@@ -75,10 +78,11 @@ public class AdmissionMetrics {
     if (!recording) {
       return;
     }
-    counters
+    ruleHits
+        .computeIfAbsent(endpoint, e -> new ConcurrentHashMap<>())
         .computeIfAbsent(
-            endpoint + "|rule|" + rule,
-            k ->
+            rule,
+            r ->
                 Counter.builder("gpu_admission_rule_hits")
                     .description("Rules that changed or refused an object")
                     .tag("endpoint", endpoint)

@@ -1,13 +1,53 @@
 package io.gpuadmission.admission;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 
 /**
- * An AdmissionReview's request with its objects kept as JSON trees: each endpoint maps them to the
- * one type it judges, which avoids fabric8's polymorphic deserializer (slow on a cold JVM).
+ * An AdmissionReview's request with its objects kept as read off the wire: each endpoint maps them
+ * to the one type it judges, which avoids fabric8's polymorphic deserializer (slow on a cold JVM)
+ * and a JSON tree nobody needs.
  */
-public record DecodedReview(AdmissionRequest request, JsonNode object, JsonNode oldObject) {
+public final class DecodedReview {
+  private final AdmissionRequest request;
+  private final ReviewObject object;
+  private final ReviewObject oldObject;
+
+  DecodedReview(AdmissionRequest request, ReviewObject object, ReviewObject oldObject) {
+    this.request = request;
+    this.object = object;
+    this.oldObject = oldObject;
+  }
+
+  public AdmissionRequest request() {
+    return request;
+  }
+
+  public boolean hasObject() {
+    return object != null;
+  }
+
+  /** The object as a JSON tree, or null when the review has none. */
+  public JsonNode object() {
+    return object == null ? null : object.tree();
+  }
+
+  /** The old object (UPDATE, DELETE) as a JSON tree, or null when the review has none. */
+  public JsonNode oldObject() {
+    return oldObject == null ? null : oldObject.tree();
+  }
+
+  /**
+   * The object as a new Pod on each call (the caller may edit it). Throws IllegalArgumentException
+   * when there is none or it does not map to a Pod.
+   */
+  public Pod pod() {
+    if (object == null) {
+      throw new IllegalArgumentException("the review has no object");
+    }
+    return object.as(Pod.class);
+  }
 
   public String uid() {
     return request.getUid();
@@ -29,7 +69,7 @@ public record DecodedReview(AdmissionRequest request, JsonNode object, JsonNode 
     if (request.getNamespace() != null && !request.getNamespace().isEmpty()) {
       return request.getNamespace();
     }
-    var fromObject = object == null ? null : object.path("metadata").path("namespace").asText(null);
+    var fromObject = object == null ? null : object().path("metadata").path("namespace").asText(null);
     return fromObject == null ? "" : fromObject;
   }
 
@@ -42,7 +82,7 @@ public record DecodedReview(AdmissionRequest request, JsonNode object, JsonNode 
     if (request.getName() != null && !request.getName().isEmpty()) {
       return request.getName();
     }
-    var metadata = object == null ? null : object.path("metadata");
+    var metadata = object == null ? null : object().path("metadata");
     if (metadata == null) {
       return "";
     }

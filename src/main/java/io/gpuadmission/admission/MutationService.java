@@ -38,13 +38,13 @@ public class MutationService {
 
   public AdmissionResponse review(DecodedReview review) {
     var start = System.nanoTime();
-    if (!review.isCoreKind("Pod") || !"CREATE".equals(review.operation()) || review.object() == null) {
+    if (!review.isCoreKind("Pod") || !"CREATE".equals(review.operation()) || !review.hasObject()) {
       metrics.record(ENDPOINT, Outcome.ALLOWED, start);
       return Responses.allow(review.uid(), List.of());
     }
     var policy = policies.current();
     try {
-      var result = mutator.mutate(review.object(), new MutationContext(review.namespace(), policy, nodes.models()));
+      var result = mutator.mutate(review.pod(), new MutationContext(review.namespace(), policy, nodes.models()));
       result.changedRules().forEach(rule -> metrics.ruleApplied(ENDPOINT, rule));
       if (!result.changed()) {
         metrics.record(ENDPOINT, Outcome.ALLOWED, start);

@@ -1,8 +1,11 @@
 package io.gpuadmission.admission;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
@@ -16,45 +19,48 @@ public final class ReviewCodec {
 
   private ReviewCodec() {}
 
+  /**
+   * Parses the body once: the review's envelope and request fields as small trees, the request's
+   * {@code object} and {@code oldObject} as token copies that each endpoint maps to its own type.
+   */
   public static DecodedReview decode(byte[] body) throws MalformedReviewException {
     if (body == null || body.length == 0) {
       throw new MalformedReviewException("empty body: expected an AdmissionReview (" + API_VERSION + ")");
     }
-    JsonNode tree;
-    try {
-      tree = MAPPER.readTree(body);
+    var review = new WireReview();
+    try (var parser = MAPPER.createParser(body)) {
+      if (parser.nextToken() != JsonToken.START_OBJECT) {
+        // Not an object: readTree tells a syntax error from a well-formed non-object, as ever.
+        MAPPER.readTree(body);
+        throw new MalformedReviewException("body is not a JSON object: expected an AdmissionReview");
+      }
+      review.read(parser);
     } catch (IOException e) {
       var detail = e instanceof JsonProcessingException p ? p.getOriginalMessage() : e.getMessage();
       throw new MalformedReviewException("body is not JSON: " + firstLine(detail));
     }
-    if (tree == null || !tree.isObject()) {
-      throw new MalformedReviewException("body is not a JSON object: expected an AdmissionReview");
+    var envelope = review.envelope;
+    if (!"AdmissionReview".equals(envelope.path("kind").asText())) {
+      throw new MalformedReviewException("kind is \"" + envelope.path("kind").asText() + "\": expected AdmissionReview");
     }
-    if (!"AdmissionReview".equals(tree.path("kind").asText())) {
-      throw new MalformedReviewException("kind is \"" + tree.path("kind").asText() + "\": expected AdmissionReview");
-    }
-    if (!API_VERSION.equals(tree.path("apiVersion").asText())) {
+    if (!API_VERSION.equals(envelope.path("apiVersion").asText())) {
       throw new MalformedReviewException(
-          "apiVersion is \"" + tree.path("apiVersion").asText() + "\": this webhook serves " + API_VERSION
+          "apiVersion is \"" + envelope.path("apiVersion").asText() + "\": this webhook serves " + API_VERSION
               + " (set admissionReviewVersions: [v1])");
     }
-    var requestNode = tree.path("request");
-    if (!requestNode.isObject()) {
+    if (review.request == null) {
       throw new MalformedReviewException("AdmissionReview has no request");
     }
-    var requestTree = (ObjectNode) requestNode.deepCopy();
-    var object = requestTree.remove("object");
-    var oldObject = requestTree.remove("oldObject");
     AdmissionRequest request;
     try {
-      request = MAPPER.treeToValue(requestTree, AdmissionRequest.class);
+      request = MAPPER.treeToValue(review.request, AdmissionRequest.class);
     } catch (JsonProcessingException e) {
       throw new MalformedReviewException("request is malformed: " + firstLine(e.getOriginalMessage()));
     }
     if (request.getUid() == null || request.getUid().isBlank()) {
       throw new MalformedReviewException("request.uid is missing");
     }
-    return new DecodedReview(request, nullIfJsonNull(object), nullIfJsonNull(oldObject));
+    return new DecodedReview(request, review.object, review.oldObject);
   }
 
   public static byte[] encode(AdmissionResponse response) {
@@ -69,8 +75,50 @@ public final class ReviewCodec {
     }
   }
 
-  private static JsonNode nullIfJsonNull(JsonNode node) {
-    return node == null || node.isNull() || node.isMissingNode() ? null : node;
+  /**
+   * The review read in one pass: every field but the request's objects as trees (a few hundred
+   * bytes), the objects as tokens. The last of repeated keys wins, as in a tree.
+   */
+  private static final class WireReview {
+    final ObjectNode envelope = MAPPER.createObjectNode();
+    ObjectNode request;
+    ReviewObject object;
+    ReviewObject oldObject;
+
+    void read(JsonParser parser) throws IOException {
+      while (parser.nextToken() == JsonToken.FIELD_NAME) {
+        var name = parser.currentName();
+        var token = parser.nextToken();
+        if (name.equals("request") && token == JsonToken.START_OBJECT) {
+          readRequest(parser);
+        } else {
+          if (name.equals("request")) {
+            request = null;
+          }
+          envelope.set(name, valueTree(parser));
+        }
+      }
+    }
+
+    private void readRequest(JsonParser parser) throws IOException {
+      request = MAPPER.createObjectNode();
+      object = null;
+      oldObject = null;
+      while (parser.nextToken() == JsonToken.FIELD_NAME) {
+        var name = parser.currentName();
+        var token = parser.nextToken();
+        switch (name) {
+          case "object" -> object = token == JsonToken.VALUE_NULL ? null : ReviewObject.copyOf(parser, MAPPER);
+          case "oldObject" -> oldObject = token == JsonToken.VALUE_NULL ? null : ReviewObject.copyOf(parser, MAPPER);
+          default -> request.set(name, valueTree(parser));
+        }
+      }
+    }
+
+    private static JsonNode valueTree(JsonParser parser) throws IOException {
+      JsonNode value = MAPPER.readTree(parser);
+      return value == null ? NullNode.getInstance() : value;
+    }
   }
 
   private static String firstLine(String text) {

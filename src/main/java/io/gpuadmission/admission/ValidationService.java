@@ -1,7 +1,6 @@
 package io.gpuadmission.admission;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.gpuadmission.admission.AdmissionMetrics.Outcome;
 import io.gpuadmission.cluster.InformerClusterView;
@@ -70,7 +69,7 @@ public class ValidationService {
     var start = System.nanoTime();
     var policy = policies.current();
     var operation = review.operation();
-    if (review.object() == null || !(operation.equals("CREATE") || operation.equals("UPDATE"))) {
+    if (!review.hasObject() || !(operation.equals("CREATE") || operation.equals("UPDATE"))) {
       return allow(review, List.of(), start);
     }
     try {
@@ -82,7 +81,7 @@ public class ValidationService {
       }
       ValidationResult result;
       if (review.isCoreKind("Pod")) {
-        var pod = KubernetesJson.mapper().convertValue(review.object(), Pod.class);
+        var pod = review.pod();
         var labels = pod.getMetadata().getLabels();
         if (labels != null && "true".equals(labels.get(policy.optOutLabel()))) {
           return allow(review, List.of(), start);

@@ -1,5 +1,6 @@
 package io.gpuadmission.mutation;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -36,26 +37,34 @@ public final class PodMutator {
     return List.of(new TopologyJobRule(), new SharedGpuMemoryRule(), new GpuModelRule(), new CpuPodOffGpuNodesRule());
   }
 
+  /** Mutates a pod given as JSON (workload templates, tests); the JSON itself is left as it is. */
   public MutationResult mutate(JsonNode podJson, MutationContext context) {
-    var original = mapper.convertValue(podJson, Pod.class);
+    try {
+      return mutate(mapper.treeToValue(podJson, Pod.class), context);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Runs the rules on {@code pod} itself, which the caller hands over: no copy is made. The patch
+   * is the diff between the pod serialized before and after the rules, typed against typed, so
+   * that only the rules' edits show, never serializer differences.
+   */
+  public MutationResult mutate(Pod pod, MutationContext context) {
+    if (!applies(pod, context) || pod.getSpec() == null) {
+      return new MutationResult(emptyPatch(), List.of(), List.of());
+    }
+    var before = mapper.valueToTree(pod);
     var report = new MutationReport();
-    if (!applies(original, context)) {
-      return new MutationResult(emptyPatch(), List.of(), List.of());
-    }
-    // Diff typed against typed so that only the rules' edits show, never serializer differences.
-    var before = mapper.valueToTree(original);
-    var copy = mapper.convertValue(before, Pod.class);
-    if (copy.getSpec() == null) {
-      return new MutationResult(emptyPatch(), List.of(), List.of());
-    }
     for (var rule : rules) {
-      rule.apply(copy, context, report);
+      rule.apply(pod, context, report);
     }
     var changed = report.changedRules();
     if (!changed.isEmpty()) {
-      recordRules(copy, changed);
+      recordRules(pod, changed);
     }
-    var patch = (ArrayNode) JsonDiff.asJson(before, mapper.valueToTree(copy), DIFF_FLAGS);
+    var patch = (ArrayNode) JsonDiff.asJson(before, mapper.valueToTree(pod), DIFF_FLAGS);
     return new MutationResult(patch, changed, report.warnings());
   }
 

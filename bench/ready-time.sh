@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Time from launch to a green /q/health/ready (warm-up included) and to the first /mutate answer,
+# the server pinned to one CPU, then its RSS. Bounded: gives up after 60 s; stops what it started.
+#   bench/ready-time.sh [java options...]     e.g. bench/ready-time.sh -XX:SharedArchiveFile=app-cds.jsa
+# Port: GPU_ADMISSION_PORT (8443). CPU: BENCH_SERVER_CPUS (0). APP_DIR: target/quarkus-app.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+port="${GPU_ADMISSION_PORT:-8443}"
+fixture="$root/src/test/resources/bench/admissionreview-gpu-topology.json"
+log="$(mktemp)"
+start=$(date +%s%N)
+# From the app's own directory: an AppCDS archive (-XX:SharedArchiveFile=app-cds.jsa) is only used
+# when the class path matches the one it was made with.
+(cd "${APP_DIR:-$root/target/quarkus-app}" \
+  && export GPU_ADMISSION_TLS_CERT="$root/certs/dev/tls.crt" GPU_ADMISSION_TLS_KEY="$root/certs/dev/tls.key" \
+  && exec taskset -c "${BENCH_SERVER_CPUS:-0}" java "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
+pid=$!
+trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -f "$log"' EXIT
+curl_args=(-s -o /dev/null -w '%{http_code}' --cacert "$root/certs/dev/ca.crt" --max-time 2)
+first_ms="" ready_ms=""
+while [ -z "$ready_ms" ]; do
+  now=$(( ($(date +%s%N) - start) / 1000000 ))
+  [ "$now" -gt 60000 ] && { echo "not ready after 60 s" >&2; cat "$log" >&2; exit 1; }
+  if [ -z "$first_ms" ] && [ "$(curl "${curl_args[@]}" -H 'Content-Type: application/json' --data-binary @"$fixture" "https://127.0.0.1:$port/mutate" || true)" = 200 ]; then
+    first_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  fi
+  if [ "$(curl "${curl_args[@]}" "https://127.0.0.1:$port/q/health/ready" || true)" = 200 ]; then
+    ready_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  fi
+  sleep 0.05
+done
+rss_kib=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo "?")
+echo "READY first_mutate_ms=$first_ms ready_ms=$ready_ms rss_mib=$((rss_kib / 1024)) loadavg=$(cut -d' ' -f1 /proc/loadavg) $(grep -o 'started in [0-9.]*s' "$log") $(grep -o 'warm-up finished in .*' "$log")"
