@@ -121,7 +121,8 @@ public final class TraceSimulator {
       var gpus = Integer.parseInt(cells[header.indexOf("num_gpu")]);
       var milli = Long.parseLong(cells[header.indexOf("gpu_milli")]);
       var spec = specColumn < 0 || specColumn >= cells.length ? "" : cells[specColumn];
-      var models = spec.isEmpty() ? Set.<String>of() : Set.of(spec.split("\\|"));
+      // Set.copyOf, not Set.of: the trace's gpu_spec may name a model twice ("V100M16|V100M16").
+      var models = spec.isEmpty() ? Set.<String>of() : Set.copyOf(Arrays.asList(spec.split("\\|")));
       tasks.add(new Task(Long.parseLong(cells[header.indexOf("cpu_milli")]), gpus, gpus == 0 ? 0 : milli, models));
     }
     return tasks;
