@@ -181,6 +181,9 @@ public final class GpuLedger {
   }
 
   private static boolean fits(NodeGpus node, GpuClaim claim) {
+    if (node.cpuFree() < claim.cpuMilli()) {
+      return false;
+    }
     for (var g : claim.gpus()) {
       if (g < 0 || g >= node.gpus().size()) {
         return false;
@@ -190,7 +193,7 @@ public final class GpuLedger {
         return false;
       }
     }
-    return !claim.gpus().isEmpty();
+    return !claim.gpus().isEmpty() || claim.cpuMilli() > 0;
   }
 
   /** Recomputes one node's view after a change; used memory is capped at capacity for the allocator. */
@@ -208,7 +211,16 @@ public final class GpuLedger {
       var size = gpus.memory().get(g);
       devices.add(new GpuDevice(g, gpus.model(), size, Math.min(size, used[g]), !sick.contains(g)));
     }
-    views.put(node, NodeGpus.withoutCpu(node, devices, Optional.empty()));
+    var cpu = gpus.cpuMilli();
+    views.put(node, new NodeGpus(node, devices, Optional.empty(), cpu, cpu == Long.MAX_VALUE ? cpu : cpu - usedCpu(node)));
+  }
+
+  private long usedCpu(String node) {
+    long used = 0;
+    for (var claim : claimsByNode.getOrDefault(node, Map.of()).values()) {
+      used += claim.cpuMilli();
+    }
+    return used;
   }
 
   /** Memory claimed on each GPU of a node (GiB): a whole-GPU claim takes all of it. */

@@ -1,6 +1,7 @@
 package io.gpuadmission.placement;
 
 import io.gpuadmission.allocator.NodeGpus;
+import io.gpuadmission.allocator.TaskDistribution;
 import io.gpuadmission.policy.GpuPolicy;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -18,13 +19,24 @@ public final class PlacementDecider {
   /** kube-scheduler's {@code MaxExtenderPriority}. */
   public static final int MAX_SCORE = 10;
 
+  /** Pair scores outweigh any strategy score: topology decides first for whole GPUs. */
+  private static final double TOPOLOGY_FIRST = 1e6;
+
   private final GpuLedger ledger;
   private final Supplier<GpuPolicy> policies;
+  private final Optional<TaskDistribution> workload;
   private volatile PlacementStrategies strategies;
 
+  /** FGD measures fragmentation against the GPU pods the ledger holds. */
   public PlacementDecider(GpuLedger ledger, Supplier<GpuPolicy> policies) {
+    this(ledger, policies, Optional.empty());
+  }
+
+  /** FGD measures fragmentation against a known target workload (the trace simulator's). */
+  public PlacementDecider(GpuLedger ledger, Supplier<GpuPolicy> policies, Optional<TaskDistribution> workload) {
     this.ledger = ledger;
     this.policies = policies;
+    this.workload = workload;
   }
 
   /** Nodes that can take the ask, and for the others the reason, split by whether eviction could help. */
@@ -41,7 +53,7 @@ public final class PlacementDecider {
   }
 
   public FilterResult filter(GpuAsk ask, List<String> nodes) {
-    if (ask.kind() == GpuAsk.Kind.NONE) {
+    if (passesUntouched(ask)) {
       return new FilterResult(nodes, Map.of(), Map.of());
     }
     var resource = strategies().policy().sharedMemory().resourceName();
@@ -71,7 +83,7 @@ public final class PlacementDecider {
     var s = strategies();
     double best = Double.POSITIVE_INFINITY;
     double worst = Double.NEGATIVE_INFINITY;
-    for (int i = 0; i < nodes.size() && ask.kind() != GpuAsk.Kind.NONE; i++) {
+    for (int i = 0; i < nodes.size() && !passesUntouched(ask); i++) {
       var view = ledger.view(nodes.get(i));
       if (view.isEmpty()) {
         continue;
@@ -92,6 +104,27 @@ public final class PlacementDecider {
     return out;
   }
 
+  /**
+   * The node prioritize ranks first, before scores are scaled to 0–10 (kube-scheduler adds its own
+   * plugins' scores to ours; the trace simulator has no others); ties go to the earlier node.
+   */
+  public Optional<String> best(GpuAsk ask, List<String> nodes) {
+    var s = strategies();
+    String best = null;
+    var bestScore = Double.POSITIVE_INFINITY;
+    for (var name : nodes) {
+      var view = ledger.view(name);
+      if (view.isPresent()) {
+        var score = rawScore(s, ask, name, view.get());
+        if (score.isPresent() && score.get() < bestScore) {
+          bestScore = score.get();
+          best = name;
+        }
+      }
+    }
+    return Optional.ofNullable(best);
+  }
+
   /** The GPUs {@code ask} gets on {@code node} now (bind's re-check against the ledger). */
   public Choice choose(GpuAsk ask, String node) {
     var view = ledger.view(node);
@@ -104,31 +137,39 @@ public final class PlacementDecider {
       return new Choice.Refused("node " + node + ": " + refusal.get().reason());
     }
     Optional<int[]> gpus =
-        ask.kind() == GpuAsk.Kind.SHARE
-            ? s.shareScoring(placementLabel(node), ledger).chooseOnNode(view.get(), ask.task(0))
-            : s.whole().choose(s.withLinks(view.get()), ask.count()).map(c -> c.gpus());
+        switch (ask.kind()) {
+          case NONE -> Optional.of(new int[0]);
+          case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view.get(), task(ask, view.get()));
+          case WHOLE -> s.whole().choose(s.withLinks(view.get()), ask.count()).map(c -> c.gpus());
+        };
     return gpus.<Choice>map(g -> new Choice.Chosen(java.util.Arrays.stream(g).boxed().toList()))
         .orElseGet(() -> new Choice.Refused("node " + node + ": no GPU choice for " + ask));
   }
 
-  /** Lower is better; empty when the ask does not fit. */
+  /**
+   * Lower is better; empty when the ask does not fit. Shares (and, where CPU is counted, pods
+   * without GPUs) by the share strategy; whole GPUs by the best-connected set first, then by the
+   * same strategy.
+   */
   private Optional<Double> rawScore(PlacementStrategies s, GpuAsk ask, String name, NodeGpus view) {
-    if (ask.kind() == GpuAsk.Kind.SHARE) {
-      var score = s.shareScoring(placementLabel(name), ledger).scoreNode(view, ask.task(0));
-      return score.isPresent() ? Optional.of(score.getAsDouble()) : Optional.empty();
+    var scoring = s.shareScoring(placementLabel(name), ledger);
+    var score = scoring.scoreNode(view, task(ask, view));
+    if (score.isEmpty()) {
+      return Optional.empty();
     }
-    // Whole GPUs: the best-connected set first, then the node left with fewer free GPUs (packing).
-    return s.whole()
-        .choose(s.withLinks(view), ask.count())
-        .map(choice -> -choice.setScore() * 1000.0 + (freeGpus(view) - ask.count()));
+    if (ask.kind() != GpuAsk.Kind.WHOLE) {
+      return Optional.of(score.getAsDouble());
+    }
+    return s.whole().choose(s.withLinks(view), ask.count()).map(choice -> -choice.setScore() * TOPOLOGY_FIRST + score.getAsDouble());
   }
 
-  private static int freeGpus(NodeGpus view) {
-    var free = 0;
-    for (var gpu : view.gpus()) {
-      free += gpu.wholeFree() ? 1 : 0;
-    }
-    return free;
+  /** A pod without GPUs, where CPU is not counted, is kube-scheduler's business alone. */
+  private static boolean passesUntouched(GpuAsk ask) {
+    return ask.kind() == GpuAsk.Kind.NONE && ask.cpuMilli() == 0;
+  }
+
+  private static io.gpuadmission.allocator.Task task(GpuAsk ask, NodeGpus view) {
+    return ask.task(view.gpus().isEmpty() ? 0 : view.gpus().get(0).capacity());
   }
 
   private Optional<String> placementLabel(String node) {
@@ -140,7 +181,7 @@ public final class PlacementDecider {
     var policy = policies.get();
     var current = strategies;
     if (current == null || current.policy() != policy) {
-      current = new PlacementStrategies(policy);
+      current = new PlacementStrategies(policy, workload);
       strategies = current;
     }
     return current;

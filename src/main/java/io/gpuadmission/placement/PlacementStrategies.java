@@ -28,12 +28,14 @@ final class PlacementStrategies {
   private final ScoringPolicy binpack;
   private final ScoringPolicy spread;
   private final Map<String, Optional<LinkMatrix>> links = new HashMap<>();
+  private final Optional<TaskDistribution> workload;
   private volatile Fgd fgd;
 
   private record Fgd(long generation, ScoringPolicy policy) {}
 
-  PlacementStrategies(GpuPolicy policy) {
+  PlacementStrategies(GpuPolicy policy, Optional<TaskDistribution> workload) {
     this.policy = policy;
+    this.workload = workload;
     this.whole =
         policy.allocator().wholeGpu() == AllocatorPolicy.WholeGpuStrategy.TOPOLOGY
             ? new TopologyAwareStrategy()
@@ -92,10 +94,18 @@ final class PlacementStrategies {
   }
 
   /**
-   * FGD measured against the memory shares the ledger holds now (the observed workload); binpack
-   * until there is a workload to measure against.
+   * FGD measured against the given target workload, else against the memory shares the ledger
+   * holds now (the observed workload); binpack until there is a workload to measure against.
    */
   private ScoringPolicy fgd(GpuLedger ledger) {
+    if (workload.isPresent()) {
+      var fixed = fgd;
+      if (fixed == null) {
+        fixed = new Fgd(-1, new FgdPolicy(workload.get(), whole));
+        fgd = fixed;
+      }
+      return fixed.policy();
+    }
     var current = fgd;
     var generation = ledger.generation();
     if (current == null || current.generation() != generation) {
