@@ -1,18 +1,19 @@
 package io.gpuadmission.cluster;
 
-import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.policy.GpuPolicy;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.stream.Collectors;
 
 /** GPU pods as the ledger needs them: recognised, stripped to the fields it reads, listed in pages. */
 public final class BoundPods {
@@ -41,34 +42,47 @@ public final class BoundPods {
     return claims;
   }
 
-  /** A copy with only what the ledger reads: identity, GPU annotations, node, resources, phase. */
+  /**
+   * A copy with only what the ledger reads: identity, GPU annotations, node, resources, phase.
+   * Built with plain setters, not the model's builders (which deep-copy): fabric8 runs the store on
+   * its HTTP event loop, and the initial list of a large cluster passes every pod through here.
+   */
   static Pod strip(Pod pod) {
-    var annotations = pod.getMetadata().getAnnotations() == null ? Map.<String, String>of() : pod.getMetadata().getAnnotations();
-    var kept =
-        annotations.entrySet().stream()
-            .filter(e -> e.getKey().startsWith("ALIYUN_COM_GPU_MEM_") || e.getKey().equals(GpuAnnotations.GPU_INDICES))
-            .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
-    var containers =
-        pod.getSpec() == null || pod.getSpec().getContainers() == null
-            ? List.<io.fabric8.kubernetes.api.model.Container>of()
-            : pod.getSpec().getContainers().stream()
-                .map(c -> new ContainerBuilder().withName(c.getName()).withResources(c.getResources()).build())
-                .toList();
-    return new PodBuilder()
-        .withNewMetadata()
-        .withName(pod.getMetadata().getName())
-        .withNamespace(pod.getMetadata().getNamespace())
-        .withUid(pod.getMetadata().getUid())
-        .withResourceVersion(pod.getMetadata().getResourceVersion())
-        .withAnnotations(kept)
-        .endMetadata()
-        .withNewSpec()
-        .withNodeName(pod.getSpec() == null ? null : pod.getSpec().getNodeName())
-        .withContainers(containers)
-        .endSpec()
-        .withNewStatus()
-        .withPhase(pod.getStatus() == null ? null : pod.getStatus().getPhase())
-        .endStatus()
-        .build();
+    var source = pod.getMetadata();
+    var meta = new ObjectMeta();
+    meta.setName(source.getName());
+    meta.setNamespace(source.getNamespace());
+    meta.setUid(source.getUid());
+    meta.setResourceVersion(source.getResourceVersion());
+    if (source.getAnnotations() != null) {
+      var kept = new HashMap<String, String>();
+      source.getAnnotations().forEach((k, v) -> {
+        if (k.startsWith("ALIYUN_COM_GPU_MEM_") || k.equals(GpuAnnotations.GPU_INDICES)) {
+          kept.put(k, v);
+        }
+      });
+      meta.setAnnotations(kept);
+    }
+    var spec = new PodSpec();
+    if (pod.getSpec() != null) {
+      spec.setNodeName(pod.getSpec().getNodeName());
+      var containers = new ArrayList<Container>();
+      if (pod.getSpec().getContainers() != null) {
+        for (var c : pod.getSpec().getContainers()) {
+          var kept = new Container();
+          kept.setName(c.getName());
+          kept.setResources(c.getResources());
+          containers.add(kept);
+        }
+      }
+      spec.setContainers(containers);
+    }
+    var status = new PodStatus();
+    status.setPhase(pod.getStatus() == null ? null : pod.getStatus().getPhase());
+    var out = new Pod();
+    out.setMetadata(meta);
+    out.setSpec(spec);
+    out.setStatus(status);
+    return out;
   }
 }
