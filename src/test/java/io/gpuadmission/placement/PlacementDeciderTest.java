@@ -95,6 +95,30 @@ class PlacementDeciderTest {
   }
 
   @Test
+  void nodePlacementLabelDecidesWhenThePolicyLeavesItToThePool() {
+    ledger.putNode(new GpuNodeCapacity("spread-node", "Tesla-V100-SXM2-16GB", List.of(15L, 15L, 15L), java.util.Optional.of("spread")));
+    share("s0", "spread-node", 0, 10);
+    share("s1", "spread-node", 1, 2);
+    share("a0", "gpu-share-a", 0, 10);
+    share("a1", "gpu-share-a", 1, 2);
+
+    // The same usage: the spread node takes the emptiest GPU, the binpack node the fullest that fits.
+    assertThat(decider.choose(GpuAsk.share(4), "spread-node")).isEqualTo(new Choice.Chosen(List.of(2)));
+    assertThat(decider.choose(GpuAsk.share(4), "gpu-share-a")).isEqualTo(new Choice.Chosen(List.of(0)));
+  }
+
+  @Test
+  void policyPlacementOverridesTheNodeLabel() throws Exception {
+    var spreadPolicy = io.gpuadmission.policy.PolicyParser.parse("sharedMemory:\n  placement: spread\n");
+    var spreading = new PlacementDecider(ledger, () -> spreadPolicy);
+    share("a0", "gpu-share-a", 0, 10);
+    share("a1", "gpu-share-a", 1, 2);
+    share("a3", "gpu-share-a", 3, 1);
+
+    assertThat(spreading.choose(GpuAsk.share(4), "gpu-share-a")).isEqualTo(new Choice.Chosen(List.of(2)));
+  }
+
+  @Test
   void podsWithoutGpusPassUntouched() {
     var result = decider.filter(GpuAsk.NONE, ALL);
 
