@@ -145,6 +145,10 @@ public final class PodBinder {
 
   private static String message(KubernetesClientException e) {
     var status = e.getStatus();
-    return status != null && status.getMessage() != null ? status.getMessage() + " (HTTP " + e.getCode() + ")" : e.getMessage();
+    if (status != null && status.getMessage() != null) {
+      return status.getMessage() + " (HTTP " + e.getCode() + ")";
+    }
+    // No answer from the API server: fabric8's message names the call, its cause says why.
+    return e.getCause() == null ? e.getMessage() : e.getMessage() + " " + e.getCause().getMessage();
   }
 }
