@@ -8,4 +8,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [[ ! -d "$root/target/test-classes/io/gpuadmission/bench" ]]; then
   (cd "$root" && ./mvnw -B -q -DskipTests test-compile)
 fi
-exec java -Xmx2g -cp "$root/target/classes:$root/target/test-classes" io.gpuadmission.bench.TraceSimulator "$@"
+# The simulator drives the extender's decision code (ledger, policy, allocator): it needs the
+# project's dependencies too (policy parsing), listed once by Maven.
+deps="$root/target/bench-classpath.txt"
+if [[ ! -s "$deps" ]]; then
+  (cd "$root" && ./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
+fi
+exec java -Xmx2g -cp "$root/target/classes:$root/target/test-classes:$(cat "$deps")" io.gpuadmission.bench.TraceSimulator "$@"

@@ -36,7 +36,7 @@ final class GpuOptions {
       return true;
     }
     var gpus = node.gpus();
-    if (task.isShareOf(gpus.get(0).capacity())) {
+    if (task.isShareOf(node.largestCapacity())) {
       for (int g = 0; g < gpus.size(); g++) {
         if (NodeFit.usable(gpus.get(g), task) && !seenEarlier(node, g)) {
           visitor.option(g < SINGLE.length ? SINGLE[g] : new int[] {g});

@@ -53,6 +53,18 @@ public record NodeGpus(String name, List<GpuDevice> gpus, Optional<LinkMatrix> l
     return capacity;
   }
 
+  /**
+   * The largest GPU's capacity: a task is a share on this node when it asks less than that, even
+   * if smaller GPUs of a mixed node could only hold it whole.
+   */
+  public long largestCapacity() {
+    long largest = 0;
+    for (int i = 0; i < gpus.size(); i++) {
+      largest = Math.max(largest, gpus.get(i).capacity());
+    }
+    return largest;
+  }
+
   public String model() {
     return gpus.isEmpty() ? "" : gpus.get(0).model();
   }

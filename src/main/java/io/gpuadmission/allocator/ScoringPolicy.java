@@ -41,7 +41,7 @@ public abstract class ScoringPolicy implements PlacementPolicy {
       return Optional.empty();
     }
     var node = nodes.get(best.node);
-    if (task.gpus() > 0 && !task.isShareOf(node.gpus().get(0).capacity())) {
+    if (task.gpus() > 0 && !task.isShareOf(node.largestCapacity())) {
       // Which free GPUs did not change the score; the whole-GPU strategy picks them (topology).
       return whole.choose(node, task.gpus()).map(choice -> new Placement(best.node, choice.gpus()));
     }

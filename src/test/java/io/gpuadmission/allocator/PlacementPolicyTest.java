@@ -30,6 +30,19 @@ class PlacementPolicyTest {
   }
 
   @Test
+  void shareOnMixedSizeNodeGoesToTheGpuThatHoldsItNotToGpuZero() {
+    // GPU 0 has 8 GiB, GPU 1 has 16 GiB: 12 GiB only fits GPU 1; 8 GiB fills GPU 0 exactly (binpack).
+    var mixed =
+        NodeGpus.withoutCpu(
+            "mixed", List.of(new GpuDevice(0, "T4", 8, 0, true), new GpuDevice(1, "V100", 16, 0, true)), Optional.empty());
+    var binpack = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, whole);
+
+    assertThat(binpack.chooseOnNode(mixed, Task.share(0, 12)).orElseThrow()).containsExactly(1);
+    assertThat(binpack.chooseOnNode(mixed, Task.share(0, 8)).orElseThrow()).containsExactly(0);
+    assertThat(binpack.chooseOnNode(mixed, Task.share(0, 17))).isEmpty();
+  }
+
+  @Test
   void spreadPutsShareOnTheEmptiestGpu() {
     var policy = new HeuristicPolicy(HeuristicPolicy.Kind.SPREAD, whole);
 

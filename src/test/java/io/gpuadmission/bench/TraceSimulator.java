@@ -1,6 +1,5 @@
 package io.gpuadmission.bench;
 
-import io.gpuadmission.allocator.FgdPolicy;
 import io.gpuadmission.allocator.FirstFitStrategy;
 import io.gpuadmission.allocator.GpuDevice;
 import io.gpuadmission.allocator.HeuristicPolicy;
@@ -9,6 +8,14 @@ import io.gpuadmission.allocator.PlacementPolicy;
 import io.gpuadmission.allocator.RandomPolicy;
 import io.gpuadmission.allocator.Task;
 import io.gpuadmission.allocator.TaskDistribution;
+import io.gpuadmission.placement.GpuAsk;
+import io.gpuadmission.placement.GpuClaim;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.GpuNodeCapacity;
+import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.policy.AllocatorPolicy;
+import io.gpuadmission.policy.GpuPolicy;
+import io.gpuadmission.policy.PolicyParser;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
@@ -58,6 +66,76 @@ public final class TraceSimulator {
       tasks.add(copy);
       requested += gpuRequest(copy);
     }
+    return switch (policyName) {
+      case "binpack", "spread", "fgd" -> runOnExtenderPath(policyName, tasks, seed, capacity);
+      default -> runBaseline(policyName, tasks, seed, capacity);
+    };
+  }
+
+  /**
+   * The product's strategies go through the extender's own decision code: the GPU ledger holds the
+   * nodes (CPU counted, as kube-scheduler would), {@link PlacementDecider#best} is the node
+   * prioritize ranks first, {@link PlacementDecider#choose} the GPUs bind picks, and the ledger's
+   * reservation records them, exactly as bind does.
+   */
+  private Result runOnExtenderPath(String strategy, List<Task> tasks, long seed, long capacity) {
+    var ledger = new GpuLedger();
+    var names = new ArrayList<String>(cluster.size());
+    for (var node : cluster) {
+      var memory = node.gpus().stream().map(GpuDevice::capacity).toList();
+      ledger.putNode(new GpuNodeCapacity(node.name(), node.model(), memory, Optional.empty(), node.cpuCapacity()));
+      names.add(node.name());
+    }
+    var policy = withStrategy(PolicyParser.builtInDefault(), strategy);
+    var gpuTasks = workload.stream().filter(t -> t.gpus() > 0).toList();
+    var decider = new PlacementDecider(ledger, () -> policy, Optional.of(TaskDistribution.of(gpuTasks)));
+    var placed = 0;
+    var skipped = 0;
+    for (int i = 0; i < tasks.size(); i++) {
+      var task = tasks.get(i);
+      var ask = ask(task);
+      var node = decider.best(ask, names);
+      var choice = node.map(n -> decider.choose(ask, n));
+      if (choice.isEmpty() || !(choice.get() instanceof PlacementDecider.Choice.Chosen chosen)) {
+        skipped++;
+        continue;
+      }
+      var claim = GpuClaim.reserved("task-" + i, "trace/task-" + i, node.get(), chosen.gpus(), ask.kind() == GpuAsk.Kind.SHARE ? ask.memory() : 0, task.cpuMilli());
+      if (!ledger.reserve(claim)) {
+        throw new IllegalStateException("the ledger refused what the decider chose: " + claim);
+      }
+      placed++;
+    }
+    long free = names.stream().mapToLong(n -> ledger.view(n).orElseThrow().gpuFree()).sum();
+    return new Result(seed, (capacity - free) / (double) capacity, placed, skipped);
+  }
+
+  /** A trace task as the extender reads a pod: a share of one GPU, whole GPUs, or none. */
+  static GpuAsk ask(Task task) {
+    GpuAsk ask;
+    if (task.gpus() == 0) {
+      ask = GpuAsk.NONE;
+    } else if (task.gpus() == 1 && task.perGpu() < GPU) {
+      ask = GpuAsk.share(task.perGpu());
+    } else {
+      ask = GpuAsk.whole(task.gpus());
+    }
+    return ask.with(task.cpuMilli(), task.models());
+  }
+
+  private static GpuPolicy withStrategy(GpuPolicy p, String strategy) {
+    var allocator =
+        new AllocatorPolicy(
+            AllocatorPolicy.WholeGpuStrategy.FIRST_FIT,
+            AllocatorPolicy.MemoryShareStrategy.valueOf(strategy.toUpperCase(java.util.Locale.ROOT)),
+            Map.of());
+    return new GpuPolicy(
+        p.version(), p.exemptNamespaces(), p.optOutLabel(), p.gpuResources(), p.nodeLabels(), p.cpuPods(),
+        p.topology(), p.sharedMemory(), p.gpuModel(), allocator, p.failureMode());
+  }
+
+  /** Baselines that are not product strategies (random, best-fit) call the allocator directly. */
+  private Result runBaseline(String policyName, List<Task> tasks, long seed, long capacity) {
     var policy = policy(policyName, seed);
     var nodes = new ArrayList<>(cluster);
     var placed = 0;
@@ -79,11 +157,7 @@ public final class TraceSimulator {
   private PlacementPolicy policy(String name, long seed) {
     var whole = new FirstFitStrategy();
     return switch (name) {
-      case "binpack" -> new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, whole);
-      case "spread" -> new HeuristicPolicy(HeuristicPolicy.Kind.SPREAD, whole);
       case "best-fit" -> new HeuristicPolicy(HeuristicPolicy.Kind.BEST_FIT, whole);
-      // The target workload is the GPU tasks: CPU-only tasks use no GPU and leave none stranded.
-      case "fgd" -> new FgdPolicy(TaskDistribution.of(workload.stream().filter(t -> t.gpus() > 0).toList()), whole);
       case "random" -> new RandomPolicy(new Random(seed * 31 + 7), whole);
       default -> throw new IllegalArgumentException("unknown policy " + name + " (binpack, spread, best-fit, fgd, random)");
     };
@@ -121,7 +195,8 @@ public final class TraceSimulator {
       var gpus = Integer.parseInt(cells[header.indexOf("num_gpu")]);
       var milli = Long.parseLong(cells[header.indexOf("gpu_milli")]);
       var spec = specColumn < 0 || specColumn >= cells.length ? "" : cells[specColumn];
-      var models = spec.isEmpty() ? Set.<String>of() : Set.of(spec.split("\\|"));
+      // Set.copyOf, not Set.of: the trace's gpu_spec may name a model twice ("V100M16|V100M16").
+      var models = spec.isEmpty() ? Set.<String>of() : Set.copyOf(Arrays.asList(spec.split("\\|")));
       tasks.add(new Task(Long.parseLong(cells[header.indexOf("cpu_milli")]), gpus, gpus == 0 ? 0 : milli, models));
     }
     return tasks;

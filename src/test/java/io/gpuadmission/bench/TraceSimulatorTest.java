@@ -8,6 +8,17 @@ import org.junit.jupiter.api.Test;
 /** One seed of the default workload, as a floor: the full table is in bench/README.md. */
 class TraceSimulatorTest {
   @Test
+  void acceptsGpuSpecNamingAModelTwice(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    var pods = dir.resolve("pods.csv");
+    java.nio.file.Files.writeString(
+        pods, "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\np-0,4000,1024,1,500,V100M16|V100M16|T4\n");
+
+    var tasks = TraceSimulator.readPods(pods);
+
+    assertThat(tasks).containsExactly(new io.gpuadmission.allocator.Task(4000, 1, 500, java.util.Set.of("V100M16", "T4")));
+  }
+
+  @Test
   void fgdAllocatesAtLeast95Point4PercentOfGpusOnDefaultWorkloadAndBeatsBinpack() throws Exception {
     var simulator =
         TraceSimulator.load(

@@ -77,6 +77,29 @@ class ManifestsTest {
   }
 
   @Test
+  void schedulerReachesTheExtenderOnItsNodePortWithEveryVerbAndTheRbacBindNeeds() throws IOException {
+    var config = new com.fasterxml.jackson.dataformat.yaml.YAMLMapper().readTree(Path.of("manifests/scheduler/kube-scheduler-config.yaml").toFile());
+    var extender = config.path("extenders").get(0);
+    var service = (io.fabric8.kubernetes.api.model.Service) load("extender-service.yaml").get(0);
+    var rules =
+        load("rbac.yaml").stream()
+            .flatMap(o -> o instanceof io.fabric8.kubernetes.api.model.rbac.ClusterRole c ? c.getRules().stream()
+                : o instanceof io.fabric8.kubernetes.api.model.rbac.Role r ? r.getRules().stream() : java.util.stream.Stream.empty())
+            .map(r -> r.getResources() + " " + r.getVerbs())
+            .toList();
+
+    assertThat(config.path("kind").asText()).isEqualTo("KubeSchedulerConfiguration");
+    assertThat(extender.path("urlPrefix").asText()).isEqualTo("https://127.0.0.1:" + service.getSpec().getPorts().get(0).getNodePort() + "/extender");
+    assertThat(List.of("filterVerb", "prioritizeVerb", "bindVerb")).extracting(k -> extender.path(k).asText()).containsExactly("filter", "prioritize", "bind");
+    assertThat(extender.path("nodeCacheCapable").asBoolean()).isTrue();
+    assertThat(extender.path("enableHTTPS").asBoolean()).isTrue();
+    assertThat(extender.path("managedResources").findValuesAsText("name")).containsExactly("aliyun.com/gpu-mem", "aliyun.com/gpu");
+    assertThat(service.getSpec().getType()).isEqualTo("NodePort");
+    assertThat(rules).contains("[pods] [patch]", "[bindings, pods/binding] [create]", "[configmaps] [get, list, watch]", "[leases] [get, update, patch]");
+    assertThat(Files.readString(Path.of("manifests/kustomization.yaml"))).contains("- extender-service.yaml");
+  }
+
+  @Test
   void everyManifestParses() throws IOException {
     for (var file : List.of("namespace.yaml", "rbac.yaml", "policy-configmap.yaml", "cert-manager/certificate.yaml", "webhooks-local.yaml")) {
       assertThat(load(file)).as(file).isNotEmpty();

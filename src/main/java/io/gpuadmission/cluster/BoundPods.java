@@ -1,0 +1,88 @@
+package io.gpuadmission.cluster;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.PodStatus;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.placement.GpuAsk;
+import io.gpuadmission.placement.GpuClaim;
+import io.gpuadmission.policy.GpuPolicy;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+
+/** GPU pods as the ledger needs them: recognised, stripped to the fields it reads, listed in pages. */
+public final class BoundPods {
+  static final long PAGE = 500;
+
+  private BoundPods() {}
+
+  public static boolean isGpuPod(Pod pod, GpuPolicy policy) {
+    return GpuAsk.of(pod, policy).kind() != GpuAsk.Kind.NONE;
+  }
+
+  /** Every bound GPU pod's claim, from a fresh paged list (consistent with what is bound now). */
+  public static List<GpuClaim> list(KubernetesClient client, GpuPolicy policy) {
+    var claims = new ArrayList<GpuClaim>();
+    String next = null;
+    do {
+      var options = new ListOptionsBuilder().withLimit(PAGE).withContinue(next).build();
+      var page = client.pods().inAnyNamespace().list(options);
+      for (var pod : page.getItems()) {
+        if (isGpuPod(pod, policy)) {
+          GpuAnnotations.claimOf(pod).ifPresent(claims::add);
+        }
+      }
+      next = page.getMetadata() == null ? null : page.getMetadata().getContinue();
+    } while (next != null && !next.isEmpty());
+    return claims;
+  }
+
+  /**
+   * A copy with only what the ledger reads: identity, GPU annotations, node, resources, phase.
+   * Built with plain setters, not the model's builders (which deep-copy): fabric8 runs the store on
+   * its HTTP event loop, and the initial list of a large cluster passes every pod through here.
+   */
+  static Pod strip(Pod pod) {
+    var source = pod.getMetadata();
+    var meta = new ObjectMeta();
+    meta.setName(source.getName());
+    meta.setNamespace(source.getNamespace());
+    meta.setUid(source.getUid());
+    meta.setResourceVersion(source.getResourceVersion());
+    if (source.getAnnotations() != null) {
+      var kept = new HashMap<String, String>();
+      source.getAnnotations().forEach((k, v) -> {
+        if (k.startsWith("ALIYUN_COM_GPU_MEM_") || k.equals(GpuAnnotations.GPU_INDICES)) {
+          kept.put(k, v);
+        }
+      });
+      meta.setAnnotations(kept);
+    }
+    var spec = new PodSpec();
+    if (pod.getSpec() != null) {
+      spec.setNodeName(pod.getSpec().getNodeName());
+      var containers = new ArrayList<Container>();
+      if (pod.getSpec().getContainers() != null) {
+        for (var c : pod.getSpec().getContainers()) {
+          var kept = new Container();
+          kept.setName(c.getName());
+          kept.setResources(c.getResources());
+          containers.add(kept);
+        }
+      }
+      spec.setContainers(containers);
+    }
+    var status = new PodStatus();
+    status.setPhase(pod.getStatus() == null ? null : pod.getStatus().getPhase());
+    var out = new Pod();
+    out.setMetadata(meta);
+    out.setSpec(spec);
+    out.setStatus(status);
+    return out;
+  }
+}

@@ -1,0 +1,94 @@
+package io.gpuadmission.cluster;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.gpuadmission.placement.GpuNodeCapacity;
+import io.gpuadmission.policy.NodeLabels;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Node and ConfigMap to the ledger's records. A node's per-GPU memory (GiB) comes from, in order:
+ * annotation {@code gpu-admission.io/gpu-memory} ({@code "16,16,32,32"}: one size per GPU, for
+ * nodes whose GPUs differ), the per-GPU memory label ({@code aliyun.accelerator/nvidia_mem},
+ * rounded down to GiB as gpushare's device plugin does), and last {@code status.allocatable
+ * aliyun.com/gpu-mem} divided by the GPU count (gpushare's own reading, wrong on mixed nodes).
+ */
+public final class GpuCapacityMapper {
+  public static final String MEMORY_ANNOTATION = "gpu-admission.io/gpu-memory";
+  public static final String UNHEALTHY_PREFIX = "unhealthy-gpu-";
+  public static final String UNHEALTHY_KEY = "gpus";
+  static final String SHARE_ALLOCATABLE = "aliyun.com/gpu-mem";
+
+  private GpuCapacityMapper() {}
+
+  /** The node's GPUs; empty for a node without any. */
+  public static Optional<GpuNodeCapacity> map(Node node, NodeLabels keys) {
+    var gpuNode = GpuNodeMapper.map(node, keys);
+    var count = (int) Math.max(gpuNode.gpuCount(), allocatable(node, "aliyun.com/gpu-count"));
+    var labels = node.getMetadata().getLabels() == null ? Map.<String, String>of() : node.getMetadata().getLabels();
+    var annotations = node.getMetadata().getAnnotations() == null ? Map.<String, String>of() : node.getMetadata().getAnnotations();
+    var perGpu = perGpuMemory(annotations.get(MEMORY_ANNOTATION));
+    if (perGpu.isEmpty() && count > 0) {
+      var each = gpuNode.memoryMiB().isPresent() ? gpuNode.memoryMiB().getAsLong() / 1024 : allocatable(node, SHARE_ALLOCATABLE) / count;
+      perGpu = Collections.nCopies(count, each);
+    }
+    if (perGpu.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new GpuNodeCapacity(
+            node.getMetadata().getName(), gpuNode.model().orElse(""), perGpu, Optional.ofNullable(labels.get(keys.placement()))));
+  }
+
+  /** The node an {@code unhealthy-gpu-<node>} ConfigMap speaks of, if it is one. */
+  public static Optional<String> unhealthyNode(ConfigMap map) {
+    var name = map.getMetadata().getName();
+    return name.startsWith(UNHEALTHY_PREFIX) ? Optional.of(name.substring(UNHEALTHY_PREFIX.length())) : Optional.empty();
+  }
+
+  /** Key {@code gpus}: comma-separated indices; anything unreadable in it is skipped. */
+  public static Set<Integer> unhealthyGpus(ConfigMap map) {
+    var out = new TreeSet<Integer>();
+    var text = map.getData() == null ? null : map.getData().get(UNHEALTHY_KEY);
+    if (text != null) {
+      for (var part : text.split(",")) {
+        try {
+          out.add(Integer.parseInt(part.trim()));
+        } catch (NumberFormatException notAnIndex) {
+          // An empty entry ("1,") or a typo must not hide the indices that are readable.
+        }
+      }
+    }
+    return out;
+  }
+
+  private static List<Long> perGpuMemory(String text) {
+    var out = new ArrayList<Long>();
+    if (text == null) {
+      return out;
+    }
+    for (var part : text.split(",")) {
+      var mib = GpuNodeMapper.parseMemoryMiB(part.trim().matches("\\d+") ? part.trim() + "GiB" : part.trim());
+      if (mib.isEmpty()) {
+        return List.of();
+      }
+      out.add(mib.getAsLong() / 1024);
+    }
+    return out;
+  }
+
+  private static long allocatable(Node node, String resource) {
+    if (node.getStatus() == null || node.getStatus().getAllocatable() == null) {
+      return 0;
+    }
+    Quantity q = node.getStatus().getAllocatable().get(resource);
+    return q == null ? 0 : q.getNumericalAmount().longValue();
+  }
+}

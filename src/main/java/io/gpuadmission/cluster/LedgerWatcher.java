@@ -1,0 +1,110 @@
+package io.gpuadmission.cluster;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.policy.GpuPolicy;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * Keeps the GPU ledger current from three informers: nodes (GPU capacity), pods (bound pods'
+ * annotations confirm claims; finished and deleted pods free them), and the {@code
+ * unhealthy-gpu-<node>} ConfigMaps of kube-system.
+ *
+ * <p>Why every pod is watched, not only pods the mutating webhook could label: GPU pods the
+ * webhook never sees (exempt namespaces such as kube-system, pods created before it was
+ * installed, pods admitted while it failed open) hold GPUs too, and a ledger that missed them
+ * would give their GPUs away twice. The pod stream is filtered on arrival instead: the store keeps
+ * only GPU pods, stripped to the few fields the ledger reads, so memory grows with GPU pods; the
+ * initial list is paged.
+ */
+public final class LedgerWatcher implements AutoCloseable {
+  static final String KUBE_SYSTEM = "kube-system";
+
+  private final KubernetesClient client;
+  private final GpuLedger ledger;
+  private final Supplier<GpuPolicy> policies;
+  private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+
+  public LedgerWatcher(KubernetesClient client, GpuLedger ledger, Supplier<GpuPolicy> policies) {
+    this.client = client;
+    this.ledger = ledger;
+    this.policies = policies;
+  }
+
+  /** Starts the informers without waiting for their first list. */
+  public LedgerWatcher start() {
+    var nodes = client.nodes().withLimit(BoundPods.PAGE).runnableInformer(0);
+    nodes.removeNamespaceIndex();
+    nodes.itemStore(new KeepOnlyStore<Node>(n -> true, n -> n));
+    nodes.addEventHandler(handler(this::putNode, n -> ledger.removeNode(n.getMetadata().getName())));
+    var pods = client.pods().inAnyNamespace().withLimit(BoundPods.PAGE).runnableInformer(0);
+    pods.removeNamespaceIndex();
+    pods.itemStore(new KeepOnlyStore<Pod>(p -> BoundPods.isGpuPod(p, policies.get()), BoundPods::strip));
+    pods.addEventHandler(handler(this::observe, p -> ledger.forget(p.getMetadata().getUid())));
+    var maps = client.configMaps().inNamespace(KUBE_SYSTEM).runnableInformer(0);
+    maps.itemStore(new KeepOnlyStore<ConfigMap>(m -> GpuCapacityMapper.unhealthyNode(m).isPresent(), m -> m));
+    maps.addEventHandler(
+        handler(
+            m -> GpuCapacityMapper.unhealthyNode(m).ifPresent(n -> ledger.setUnhealthy(n, GpuCapacityMapper.unhealthyGpus(m))),
+            m -> GpuCapacityMapper.unhealthyNode(m).ifPresent(n -> ledger.setUnhealthy(n, Set.of()))));
+    for (var informer : List.of(nodes, pods, maps)) {
+      informers.add(Informers.start(informer, "placement"));
+    }
+    return this;
+  }
+
+  public boolean synced() {
+    return !informers.isEmpty() && informers.stream().allMatch(SharedIndexInformer::hasSynced);
+  }
+
+  @Override
+  public void close() {
+    informers.forEach(Informers::stop);
+  }
+
+  private void putNode(Node node) {
+    GpuCapacityMapper.map(node, policies.get().nodeLabels())
+        .ifPresentOrElse(ledger::putNode, () -> ledger.removeNode(node.getMetadata().getName()));
+  }
+
+  /** A pod's current state: bound with a choice confirms it, finished frees it, pending keeps any reservation. */
+  private void observe(Pod pod) {
+    if (!BoundPods.isGpuPod(pod, policies.get())) {
+      return;
+    }
+    if (GpuAnnotations.finished(pod)) {
+      ledger.forget(pod.getMetadata().getUid());
+    } else {
+      GpuAnnotations.claimOf(pod).ifPresent(ledger::confirm);
+    }
+  }
+
+  private static <T> ResourceEventHandler<T> handler(Consumer<T> current, Consumer<T> gone) {
+    return new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(T obj) {
+        current.accept(obj);
+      }
+
+      @Override
+      public void onUpdate(T oldObj, T newObj) {
+        current.accept(newObj);
+      }
+
+      @Override
+      public void onDelete(T obj, boolean deletedFinalStateUnknown) {
+        gone.accept(obj);
+      }
+    };
+  }
+}

@@ -1,0 +1,76 @@
+package io.gpuadmission.extender;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.io.IOException;
+import java.util.List;
+
+/** Reads extender requests, refusing what kube-scheduler could not have sent with a reason. */
+final class ExtenderCodec {
+  private static final ObjectMapper MAPPER =
+      JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+
+  private ExtenderCodec() {}
+
+  /** An extender request that cannot be read; answered with HTTP 400 and this message. */
+  static final class MalformedRequest extends RuntimeException {
+    MalformedRequest(String message) {
+      super(message);
+    }
+  }
+
+  static ExtenderWire.Args args(byte[] body) {
+    var args = read(body, ExtenderWire.Args.class, "ExtenderArgs");
+    if (args.pod() == null || args.pod().getMetadata() == null) {
+      throw new MalformedRequest("ExtenderArgs without a Pod (expected {\"Pod\": {...}, \"NodeNames\": [...]})");
+    }
+    if (args.nodeNames() == null && (args.nodes() == null || args.nodes().getItems() == null)) {
+      throw new MalformedRequest("ExtenderArgs without NodeNames or Nodes");
+    }
+    return args;
+  }
+
+  /** Candidate node names, from whichever form the scheduler sent. */
+  static List<String> names(ExtenderWire.Args args) {
+    return args.nodeNames() != null
+        ? args.nodeNames()
+        : args.nodes().getItems().stream().map(n -> n.getMetadata().getName()).toList();
+  }
+
+  static ExtenderWire.BindingArgs bindingArgs(byte[] body) {
+    var args = read(body, ExtenderWire.BindingArgs.class, "ExtenderBindingArgs");
+    if (blank(args.podName()) || blank(args.podNamespace()) || blank(args.node())) {
+      throw new MalformedRequest("ExtenderBindingArgs needs PodName, PodNamespace and Node");
+    }
+    return args;
+  }
+
+  static byte[] write(Object answer) {
+    try {
+      return MAPPER.writeValueAsBytes(answer);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot encode " + answer.getClass().getSimpleName(), e);
+    }
+  }
+
+  private static <T> T read(byte[] body, Class<T> type, String what) {
+    if (body == null || body.length == 0) {
+      throw new MalformedRequest("empty body: expected a JSON " + what);
+    }
+    try {
+      var value = MAPPER.readValue(body, type);
+      if (value == null) {
+        throw new MalformedRequest("expected a JSON " + what + ", got null");
+      }
+      return value;
+    } catch (IOException | IllegalArgumentException e) {
+      throw new MalformedRequest("not a JSON " + what + ": " + e.getMessage().lines().findFirst().orElse(""));
+    }
+  }
+
+  private static boolean blank(String s) {
+    return s == null || s.isBlank();
+  }
+}

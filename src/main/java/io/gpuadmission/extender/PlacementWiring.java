@@ -1,0 +1,110 @@
+package io.gpuadmission.extender;
+
+import io.gpuadmission.cluster.ClusterConnection;
+import io.gpuadmission.cluster.LedgerWatcher;
+import io.gpuadmission.cluster.PlacementLeadership;
+import io.gpuadmission.cluster.WebhookNamespace;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.LeaderGate;
+import io.gpuadmission.placement.PlacementConfig;
+import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.placement.PodBinder;
+import io.gpuadmission.policy.PolicyStore;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Singleton;
+import java.time.Clock;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Builds the placement objects (plain classes, so tests can build two replicas by hand) and runs
+ * their lifecycle: ledger informers, leader election, expiry of unconfirmed assumptions.
+ */
+@ApplicationScoped
+public class PlacementWiring {
+  private final ClusterConnection cluster;
+  private final PolicyStore policies;
+  private final PlacementConfig config;
+  private final WebhookNamespace namespace;
+  private final GpuLedger ledger = new GpuLedger();
+  private final LeaderGate gate;
+  private LedgerWatcher watcher;
+  private PlacementLeadership leadership;
+  private ScheduledExecutorService expiry;
+
+  public PlacementWiring(ClusterConnection cluster, PolicyStore policies, PlacementConfig config, WebhookNamespace namespace) {
+    this.cluster = cluster;
+    this.policies = policies;
+    this.config = config;
+    this.namespace = namespace;
+    var identity =
+        config.identity().or(() -> Optional.ofNullable(System.getenv("POD_NAME"))).orElseGet(PlacementWiring::hostName);
+    // Without a cluster there is nobody to elect with and nothing to bind to: one replica leads.
+    this.gate = cluster.available() ? new LeaderGate(identity) : LeaderGate.alone(identity);
+  }
+
+  @Produces
+  @Singleton
+  GpuLedger ledger() {
+    return ledger;
+  }
+
+  @Produces
+  @Singleton
+  LeaderGate gate() {
+    return gate;
+  }
+
+  @Produces
+  @Singleton
+  PlacementDecider decider() {
+    return new PlacementDecider(ledger, policies::current);
+  }
+
+  @Produces
+  @Singleton
+  PodBinder binder(PlacementDecider decider) {
+    return new PodBinder(cluster.client(), ledger, decider, gate, policies::current, Clock.systemUTC(), config.assumeTimeout());
+  }
+
+  void start(@Observes StartupEvent event) {
+    expiry = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "placement-expiry"));
+    expiry.scheduleWithFixedDelay(() -> ledger.expire(Clock.systemUTC().instant()), 1, 1, TimeUnit.SECONDS);
+    if (!cluster.available()) {
+      return;
+    }
+    watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).start();
+    leadership =
+        new PlacementLeadership(cluster.client(), ledger, gate, policies::current)
+            .start(
+                namespace.name(),
+                config.leaseName(),
+                new PlacementLeadership.Timing(config.leaseDuration(), config.renewDeadline(), config.retryPeriod()));
+  }
+
+  void stop(@Observes ShutdownEvent event) {
+    if (leadership != null) {
+      leadership.close();
+    }
+    if (watcher != null) {
+      watcher.close();
+    }
+    if (expiry != null) {
+      expiry.shutdownNow();
+    }
+  }
+
+  private static String hostName() {
+    try {
+      return java.net.InetAddress.getLocalHost().getHostName();
+    } catch (java.net.UnknownHostException e) {
+      return "gpu-admission-" + ProcessHandle.current().pid();
+    }
+  }
+}

@@ -1,0 +1,75 @@
+package io.gpuadmission.placement;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.allocator.Task;
+import io.gpuadmission.pod.PodResources;
+import io.gpuadmission.policy.GpuPolicy;
+import java.util.Set;
+
+/**
+ * What a pod asks of the GPUs of one node: nothing the extender manages, a memory share of one GPU
+ * (GiB, summed over containers' limits as gpushare counts it), or a number of whole GPUs. CPU
+ * (milli) and allowed GPU models are left at 0 and empty by the extender, where kube-scheduler's
+ * own plugins and the pod's nodeSelector handle them; the trace simulator sets them.
+ */
+public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<String> models) {
+  public static final GpuAsk NONE = new GpuAsk(Kind.NONE, 0, 0, 0, Set.of());
+
+  public GpuAsk {
+    models = Set.copyOf(models);
+  }
+
+  /** The three kinds of pod the extender sees. */
+  public enum Kind {
+    NONE,
+    SHARE,
+    WHOLE
+  }
+
+  public static GpuAsk share(long memory) {
+    return new GpuAsk(Kind.SHARE, memory, 1, 0, Set.of());
+  }
+
+  public static GpuAsk whole(int count) {
+    return new GpuAsk(Kind.WHOLE, 0, count, 0, Set.of());
+  }
+
+  /** This ask with CPU and allowed models, for a ledger that counts them. */
+  public GpuAsk with(long cpu, Set<String> allowedModels) {
+    return new GpuAsk(kind, memory, count, cpu, allowedModels);
+  }
+
+  /**
+   * Reads the pod's ask: the policy's share resource ({@code aliyun.com/gpu-mem}) first, then its
+   * whole-GPU resources ({@code aliyun.com/gpu} on topology nodes, {@code nvidia.com/gpu}).
+   */
+  public static GpuAsk of(Pod pod, GpuPolicy policy) {
+    var memory = PodResources.limitSum(pod, policy.sharedMemory().resourceName()).longValue();
+    if (memory > 0) {
+      return share(memory);
+    }
+    var whole =
+        PodResources.limitSum(pod, policy.topology().resourceName())
+            .add(PodResources.limitSum(pod, policy.topology().wholeGpuResource()))
+            .intValue();
+    return whole > 0 ? whole(whole) : NONE;
+  }
+
+  /** The allocator's task for this ask on a node whose GPUs hold {@code gpuCapacity} each. */
+  public Task task(long gpuCapacity) {
+    return switch (kind) {
+      case NONE -> new Task(cpuMilli, 0, 0, models);
+      case SHARE -> new Task(cpuMilli, 1, memory, models);
+      case WHOLE -> new Task(cpuMilli, count, gpuCapacity, models);
+    };
+  }
+
+  @Override
+  public String toString() {
+    return switch (kind) {
+      case NONE -> "no GPU";
+      case SHARE -> memory + "GiB of one GPU";
+      case WHOLE -> count + " whole GPU" + (count == 1 ? "" : "s");
+    };
+  }
+}

@@ -1,0 +1,238 @@
+package io.gpuadmission.placement;
+
+import io.gpuadmission.allocator.GpuDevice;
+import io.gpuadmission.allocator.NodeGpus;
+import io.gpuadmission.placement.GpuClaim.Phase;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Which GPU of which node each pod holds, read the way kube-scheduler's cache reads pods: node
+ * capacity and health from informers; claims that are {@link Phase#BOUND} (a bound pod's
+ * annotations, the truth), {@link Phase#RESERVED} by this replica's bind and {@link Phase#ASSUMED}
+ * once the Binding exists, until the informer confirms them or they expire. Derived state only:
+ * {@link #rebuild} from a fresh pod list gives the same ledger on any replica.
+ *
+ * <p>Writes are serialised; reads of a node's GPUs ({@link #view}) are lock-free snapshots, so
+ * filter and prioritize over thousands of nodes never wait for a bind.
+ */
+public final class GpuLedger {
+  private final Map<String, GpuNodeCapacity> capacity = new HashMap<>();
+  private final Map<String, Set<Integer>> unhealthy = new HashMap<>();
+  private final Map<String, GpuClaim> claims = new HashMap<>();
+  private final Map<String, Map<String, GpuClaim>> claimsByNode = new HashMap<>();
+  private final Map<String, NodeGpus> views = new ConcurrentHashMap<>();
+  private volatile long generation;
+
+  public synchronized void putNode(GpuNodeCapacity node) {
+    capacity.put(node.name(), node);
+    refresh(node.name());
+  }
+
+  /** Forgets a node's GPUs; claims on it stay until their pods go, as the pods still exist. */
+  public synchronized void removeNode(String node) {
+    capacity.remove(node);
+    refresh(node);
+  }
+
+  /** The GPUs an {@code unhealthy-gpu-<node>} ConfigMap lists; an empty set clears them. */
+  public synchronized void setUnhealthy(String node, Set<Integer> gpus) {
+    if (gpus.isEmpty()) {
+      unhealthy.remove(node);
+    } else {
+      unhealthy.put(node, Set.copyOf(gpus));
+    }
+    refresh(node);
+  }
+
+  /** A bound pod's annotations, seen by the informer or a list: replaces any claim of that pod. */
+  public synchronized void confirm(GpuClaim bound) {
+    put(bound.in(Phase.BOUND, Instant.MAX));
+  }
+
+  /** The pod is gone or finished: its GPUs are free. */
+  public synchronized void forget(String podUid) {
+    remove(podUid);
+  }
+
+  /**
+   * Claims GPUs for a pod being bound, if they are still free; false when another claim took them
+   * first (the caller reports the conflict; nothing changes).
+   */
+  public synchronized boolean reserve(GpuClaim claim) {
+    var existing = claims.get(claim.podUid());
+    if (existing != null && existing.phase() == Phase.BOUND) {
+      return false;
+    }
+    if (existing != null) {
+      remove(claim.podUid());
+    }
+    var node = views.get(claim.node());
+    if (node == null || !fits(node, claim)) {
+      if (existing != null) {
+        put(existing);
+      }
+      return false;
+    }
+    put(claim.in(Phase.RESERVED, Instant.MAX));
+    return true;
+  }
+
+  /** Undoes a reservation or assumption whose Binding failed; a confirmed claim stays. */
+  public synchronized void unreserve(String podUid) {
+    var claim = claims.get(podUid);
+    if (claim != null && claim.phase() != Phase.BOUND) {
+      remove(podUid);
+    }
+  }
+
+  /** The Binding exists: the claim holds until the informer confirms it, or until {@code expires}. */
+  public synchronized void assume(String podUid, Instant expires) {
+    var claim = claims.get(podUid);
+    if (claim != null && claim.phase() == Phase.RESERVED) {
+      put(claim.in(Phase.ASSUMED, expires));
+    }
+  }
+
+  /** Drops assumptions the informer never confirmed by {@code now}; returns them. */
+  public synchronized List<GpuClaim> expire(Instant now) {
+    var expired = new ArrayList<GpuClaim>();
+    for (var claim : List.copyOf(claims.values())) {
+      if (claim.phase() == Phase.ASSUMED && !claim.expires().isAfter(now)) {
+        remove(claim.podUid());
+        expired.add(claim);
+      }
+    }
+    return expired;
+  }
+
+  /**
+   * Replaces every confirmed claim with {@code bound}, read from a fresh list of the pods (a new
+   * leader, a restart). Reservations and assumptions of this replica stay unless listed.
+   */
+  public synchronized void rebuild(Collection<GpuClaim> bound) {
+    for (var claim : List.copyOf(claims.values())) {
+      if (claim.phase() == Phase.BOUND) {
+        remove(claim.podUid());
+      }
+    }
+    bound.forEach(this::confirm);
+  }
+
+  /** A node's GPUs with what is claimed on them; empty for a node without known GPUs. */
+  public Optional<NodeGpus> view(String node) {
+    return Optional.ofNullable(views.get(node));
+  }
+
+  public Optional<GpuNodeCapacity> capacity(String node) {
+    synchronized (this) {
+      return Optional.ofNullable(capacity.get(node));
+    }
+  }
+
+  public synchronized Set<Integer> unhealthy(String node) {
+    return unhealthy.getOrDefault(node, Set.of());
+  }
+
+  /** Every claim, by pod UID. */
+  public synchronized Map<String, GpuClaim> claims() {
+    return Map.copyOf(claims);
+  }
+
+  public synchronized List<GpuClaim> claimsOn(String node) {
+    return List.copyOf(claimsByNode.getOrDefault(node, Map.of()).values());
+  }
+
+  public synchronized Set<String> nodes() {
+    return new TreeSet<>(capacity.keySet());
+  }
+
+  /** Changes on every write: lets callers cache what they derive from the claims. */
+  public long generation() {
+    return generation;
+  }
+
+  private void put(GpuClaim claim) {
+    remove(claim.podUid());
+    claims.put(claim.podUid(), claim);
+    claimsByNode.computeIfAbsent(claim.node(), n -> new LinkedHashMap<>()).put(claim.podUid(), claim);
+    refresh(claim.node());
+  }
+
+  private void remove(String podUid) {
+    var old = claims.remove(podUid);
+    if (old != null) {
+      var onNode = claimsByNode.get(old.node());
+      onNode.remove(podUid);
+      if (onNode.isEmpty()) {
+        claimsByNode.remove(old.node());
+      }
+      refresh(old.node());
+    }
+  }
+
+  private static boolean fits(NodeGpus node, GpuClaim claim) {
+    if (node.cpuFree() < claim.cpuMilli()) {
+      return false;
+    }
+    for (var g : claim.gpus()) {
+      if (g < 0 || g >= node.gpus().size()) {
+        return false;
+      }
+      var gpu = node.gpus().get(g);
+      if (claim.whole() ? !gpu.wholeFree() : gpu.free() < claim.memory()) {
+        return false;
+      }
+    }
+    return !claim.gpus().isEmpty() || claim.cpuMilli() > 0;
+  }
+
+  /** Recomputes one node's view after a change; used memory is capped at capacity for the allocator. */
+  private void refresh(String node) {
+    generation++;
+    var gpus = capacity.get(node);
+    if (gpus == null) {
+      views.remove(node);
+      return;
+    }
+    var used = usedMemory(node, gpus);
+    var sick = unhealthy.getOrDefault(node, Set.of());
+    var devices = new ArrayList<GpuDevice>(gpus.count());
+    for (int g = 0; g < gpus.count(); g++) {
+      var size = gpus.memory().get(g);
+      devices.add(new GpuDevice(g, gpus.model(), size, Math.min(size, used[g]), !sick.contains(g)));
+    }
+    var cpu = gpus.cpuMilli();
+    views.put(node, new NodeGpus(node, devices, Optional.empty(), cpu, cpu == Long.MAX_VALUE ? cpu : cpu - usedCpu(node)));
+  }
+
+  private long usedCpu(String node) {
+    long used = 0;
+    for (var claim : claimsByNode.getOrDefault(node, Map.of()).values()) {
+      used += claim.cpuMilli();
+    }
+    return used;
+  }
+
+  /** Memory claimed on each GPU of a node (GiB): a whole-GPU claim takes all of it. */
+  long[] usedMemory(String node, GpuNodeCapacity gpus) {
+    var used = new long[gpus.count()];
+    for (var claim : claimsByNode.getOrDefault(node, Map.of()).values()) {
+      for (var g : claim.gpus()) {
+        if (g >= 0 && g < used.length) {
+          used[g] += claim.whole() ? gpus.memory().get(g) : claim.memory();
+        }
+      }
+    }
+    return used;
+  }
+}

@@ -1,0 +1,25 @@
+package io.gpuadmission.placement;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The GPUs a node offers, from its labels and {@code status.allocatable}: model, memory of each
+ * GPU in GiB (index order; GPUs of one node may differ in size), the {@code ack.node.gpu.placement}
+ * label when set, and the CPU the ledger counts (milli; {@link Long#MAX_VALUE} when CPU is left to
+ * kube-scheduler, as in the extender; the trace simulator counts it).
+ */
+public record GpuNodeCapacity(String name, String model, List<Long> memory, Optional<String> placement, long cpuMilli) {
+  public GpuNodeCapacity {
+    memory = List.copyOf(memory);
+  }
+
+  /** A node whose CPU is not counted. */
+  public GpuNodeCapacity(String name, String model, List<Long> memory, Optional<String> placement) {
+    this(name, model, memory, placement, Long.MAX_VALUE);
+  }
+
+  public int count() {
+    return memory.size();
+  }
+}

@@ -1,0 +1,87 @@
+package io.gpuadmission.placement;
+
+import io.gpuadmission.allocator.NodeGpus;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Why a node cannot take a pod, in words a person reads in {@code kubectl describe pod}; {@code
+ * unresolvable} when no eviction on that node could make room (kube-scheduler then skips
+ * preemption there).
+ */
+public record NodeRefusal(String reason, boolean unresolvable) {
+  static final String UNKNOWN_NODE = "no GPUs known on this node (no GPU labels or allocatable GPU resources)";
+
+  static NodeRefusal unknownNode() {
+    return new NodeRefusal(UNKNOWN_NODE, true);
+  }
+
+  /** The refusal for {@code ask} on {@code node}, empty when the node can take it. */
+  static Optional<NodeRefusal> of(GpuAsk ask, NodeGpus node, String shareResource) {
+    // CPU and models are only counted where the caller set them (the trace simulator).
+    if (node.cpuFree() < ask.cpuMilli()) {
+      return Optional.of(new NodeRefusal(node.cpuFree() + "m CPU free, pod needs " + ask.cpuMilli() + "m", false));
+    }
+    if (ask.kind() != GpuAsk.Kind.NONE && !ask.models().isEmpty() && !ask.models().contains(node.model())) {
+      return Optional.of(new NodeRefusal("GPU model " + node.model() + " is not one of " + new TreeSet<>(ask.models()), true));
+    }
+    return switch (ask.kind()) {
+      case NONE -> Optional.empty();
+      case SHARE -> share(ask, node, shareResource);
+      case WHOLE -> whole(ask, node);
+    };
+  }
+
+  private static Optional<NodeRefusal> share(GpuAsk ask, NodeGpus node, String resource) {
+    long largestFree = 0;
+    long largest = 0;
+    for (var gpu : node.gpus()) {
+      largestFree = Math.max(largestFree, gpu.free());
+      largest = gpu.healthy() ? Math.max(largest, gpu.capacity()) : largest;
+    }
+    if (largestFree >= ask.memory()) {
+      return Optional.empty();
+    }
+    if (largest < ask.memory()) {
+      return Optional.of(
+          new NodeRefusal(
+              "largest GPU has " + largest + "GiB of " + resource + ", pod needs " + ask.memory() + "GiB" + sick(node), true));
+    }
+    return Optional.of(
+        new NodeRefusal(
+            "largest free GPU has " + largestFree + "GiB of " + resource + ", pod needs " + ask.memory() + "GiB" + sick(node),
+            false));
+  }
+
+  private static Optional<NodeRefusal> whole(GpuAsk ask, NodeGpus node) {
+    var free = 0;
+    var healthy = 0;
+    for (var gpu : node.gpus()) {
+      free += gpu.wholeFree() ? 1 : 0;
+      healthy += gpu.healthy() ? 1 : 0;
+    }
+    if (free >= ask.count()) {
+      return Optional.empty();
+    }
+    var wanted = ", pod needs " + ask;
+    if (healthy < ask.count()) {
+      return Optional.of(new NodeRefusal("node has " + healthy + " healthy GPUs" + wanted + sick(node), true));
+    }
+    return Optional.of(new NodeRefusal(free + " of " + node.gpus().size() + " GPUs free" + wanted + sick(node), false));
+  }
+
+  /** {@code "; GPUs 2,3 unhealthy"}, or nothing when all are healthy. */
+  private static String sick(NodeGpus node) {
+    Set<Integer> sick = new TreeSet<>();
+    for (var gpu : node.gpus()) {
+      if (!gpu.healthy()) {
+        sick.add(gpu.index());
+      }
+    }
+    if (sick.isEmpty()) {
+      return "";
+    }
+    return "; GPU" + (sick.size() == 1 ? " " : "s ") + GpuAnnotations.join(sick.stream().toList()) + " unhealthy";
+  }
+}

@@ -1,0 +1,33 @@
+package io.gpuadmission.placement;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.time.Duration;
+import java.util.Optional;
+
+/** Settings of the scheduler extender (application configuration, not policy: they are operational). */
+@ConfigMapping(prefix = "gpu-admission.placement")
+public interface PlacementConfig {
+  /** How long a bind's choice counts without the informer showing the bound pod before it is dropped. */
+  @WithDefault("30s")
+  Duration assumeTimeout();
+
+  /** Name of the coordination.k8s.io Lease, in the webhook's namespace, that elects the binding replica. */
+  @WithDefault("gpu-admission-placement")
+  String leaseName();
+
+  /** How long a Lease holds without renewal (kube-scheduler's default). */
+  @WithDefault("15s")
+  Duration leaseDuration();
+
+  /** How long the leader keeps trying to renew before it steps down; shorter than the lease. */
+  @WithDefault("10s")
+  Duration renewDeadline();
+
+  /** How often candidates try to acquire the Lease. */
+  @WithDefault("2s")
+  Duration retryPeriod();
+
+  /** This replica's name in the Lease; defaults to POD_NAME, else the host name. */
+  Optional<String> identity();
+}

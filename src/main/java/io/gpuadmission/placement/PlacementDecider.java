@@ -1,0 +1,189 @@
+package io.gpuadmission.placement;
+
+import io.gpuadmission.allocator.NodeGpus;
+import io.gpuadmission.allocator.TaskDistribution;
+import io.gpuadmission.policy.GpuPolicy;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/**
+ * The extender's decisions, read from the ledger and made by the allocator: which nodes can take a
+ * pod and why not (filter), how good each is (prioritize, 0–10), which GPUs it gets (bind). The
+ * trace simulator drives this same class.
+ */
+public final class PlacementDecider {
+  /** kube-scheduler's {@code MaxExtenderPriority}. */
+  public static final int MAX_SCORE = 10;
+
+  /** Pair scores outweigh any strategy score: topology decides first for whole GPUs. */
+  private static final double TOPOLOGY_FIRST = 1e6;
+
+  private final GpuLedger ledger;
+  private final Supplier<GpuPolicy> policies;
+  private final Optional<TaskDistribution> workload;
+  private volatile PlacementStrategies strategies;
+
+  /** FGD measures fragmentation against the GPU pods the ledger holds. */
+  public PlacementDecider(GpuLedger ledger, Supplier<GpuPolicy> policies) {
+    this(ledger, policies, Optional.empty());
+  }
+
+  /** FGD measures fragmentation against a known target workload (the trace simulator's). */
+  public PlacementDecider(GpuLedger ledger, Supplier<GpuPolicy> policies, Optional<TaskDistribution> workload) {
+    this.ledger = ledger;
+    this.policies = policies;
+    this.workload = workload;
+  }
+
+  /** Nodes that can take the ask, and for the others the reason, split by whether eviction could help. */
+  public record FilterResult(List<String> passed, Map<String, String> failed, Map<String, String> unresolvable) {}
+
+  /** A node's score for kube-scheduler. */
+  public record NodeScore(String node, int score) {}
+
+  /** GPUs chosen on one node, or the reason there are none. */
+  public sealed interface Choice {
+    record Chosen(List<Integer> gpus) implements Choice {}
+
+    record Refused(String reason) implements Choice {}
+  }
+
+  public FilterResult filter(GpuAsk ask, List<String> nodes) {
+    if (passesUntouched(ask)) {
+      return new FilterResult(nodes, Map.of(), Map.of());
+    }
+    var resource = strategies().policy().sharedMemory().resourceName();
+    var passed = new ArrayList<String>(nodes.size());
+    var failed = new LinkedHashMap<String, String>();
+    var unresolvable = new LinkedHashMap<String, String>();
+    for (var name : nodes) {
+      var refusal = ledger.view(name).map(v -> NodeRefusal.of(ask, v, resource)).orElseGet(() -> Optional.of(NodeRefusal.unknownNode()));
+      if (refusal.isEmpty()) {
+        passed.add(name);
+      } else {
+        (refusal.get().unresolvable() ? unresolvable : failed).put(name, refusal.get().reason());
+      }
+    }
+    return new FilterResult(passed, failed, unresolvable);
+  }
+
+  /**
+   * Scores 0–10, best first in the allocator's own order: the lowest share score (binpack, spread
+   * or FGD, per node) or the best-connected whole-GPU set, scaled between the best and worst
+   * candidate. Nodes that cannot take the ask score 0; a pod without GPUs scores 0 everywhere
+   * (kube-scheduler's own plugins decide).
+   */
+  public List<NodeScore> prioritize(GpuAsk ask, List<String> nodes) {
+    var raw = new double[nodes.size()];
+    var fits = new boolean[nodes.size()];
+    var s = strategies();
+    double best = Double.POSITIVE_INFINITY;
+    double worst = Double.NEGATIVE_INFINITY;
+    for (int i = 0; i < nodes.size() && !passesUntouched(ask); i++) {
+      var view = ledger.view(nodes.get(i));
+      if (view.isEmpty()) {
+        continue;
+      }
+      var score = rawScore(s, ask, nodes.get(i), view.get());
+      if (score.isPresent()) {
+        fits[i] = true;
+        raw[i] = score.get();
+        best = Math.min(best, raw[i]);
+        worst = Math.max(worst, raw[i]);
+      }
+    }
+    var out = new ArrayList<NodeScore>(nodes.size());
+    for (int i = 0; i < nodes.size(); i++) {
+      var score = !fits[i] ? 0 : worst == best ? MAX_SCORE : (int) Math.round(MAX_SCORE * (worst - raw[i]) / (worst - best));
+      out.add(new NodeScore(nodes.get(i), score));
+    }
+    return out;
+  }
+
+  /**
+   * The node prioritize ranks first, before scores are scaled to 0–10 (kube-scheduler adds its own
+   * plugins' scores to ours; the trace simulator has no others); ties go to the earlier node.
+   */
+  public Optional<String> best(GpuAsk ask, List<String> nodes) {
+    var s = strategies();
+    String best = null;
+    var bestScore = Double.POSITIVE_INFINITY;
+    for (var name : nodes) {
+      var view = ledger.view(name);
+      if (view.isPresent()) {
+        var score = rawScore(s, ask, name, view.get());
+        if (score.isPresent() && score.get() < bestScore) {
+          bestScore = score.get();
+          best = name;
+        }
+      }
+    }
+    return Optional.ofNullable(best);
+  }
+
+  /** The GPUs {@code ask} gets on {@code node} now (bind's re-check against the ledger). */
+  public Choice choose(GpuAsk ask, String node) {
+    var view = ledger.view(node);
+    if (view.isEmpty()) {
+      return new Choice.Refused("node " + node + ": " + NodeRefusal.UNKNOWN_NODE);
+    }
+    var s = strategies();
+    var refusal = NodeRefusal.of(ask, view.get(), s.policy().sharedMemory().resourceName());
+    if (refusal.isPresent()) {
+      return new Choice.Refused("node " + node + ": " + refusal.get().reason());
+    }
+    Optional<int[]> gpus =
+        switch (ask.kind()) {
+          case NONE -> Optional.of(new int[0]);
+          case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view.get(), task(ask, view.get()));
+          case WHOLE -> s.whole().choose(s.withLinks(view.get()), ask.count()).map(c -> c.gpus());
+        };
+    return gpus.<Choice>map(g -> new Choice.Chosen(java.util.Arrays.stream(g).boxed().toList()))
+        .orElseGet(() -> new Choice.Refused("node " + node + ": no GPU choice for " + ask));
+  }
+
+  /**
+   * Lower is better; empty when the ask does not fit. Shares (and, where CPU is counted, pods
+   * without GPUs) by the share strategy; whole GPUs by the best-connected set first, then by the
+   * same strategy.
+   */
+  private Optional<Double> rawScore(PlacementStrategies s, GpuAsk ask, String name, NodeGpus view) {
+    var scoring = s.shareScoring(placementLabel(name), ledger);
+    var score = scoring.scoreNode(view, task(ask, view));
+    if (score.isEmpty()) {
+      return Optional.empty();
+    }
+    if (ask.kind() != GpuAsk.Kind.WHOLE) {
+      return Optional.of(score.getAsDouble());
+    }
+    return s.whole().choose(s.withLinks(view), ask.count()).map(choice -> -choice.setScore() * TOPOLOGY_FIRST + score.getAsDouble());
+  }
+
+  /** A pod without GPUs, where CPU is not counted, is kube-scheduler's business alone. */
+  private static boolean passesUntouched(GpuAsk ask) {
+    return ask.kind() == GpuAsk.Kind.NONE && ask.cpuMilli() == 0;
+  }
+
+  private static io.gpuadmission.allocator.Task task(GpuAsk ask, NodeGpus view) {
+    return ask.task(view.gpus().isEmpty() ? 0 : view.gpus().get(0).capacity());
+  }
+
+  private Optional<String> placementLabel(String node) {
+    return ledger.capacity(node).flatMap(GpuNodeCapacity::placement);
+  }
+
+  /** Strategies of the policy in force, rebuilt when the policy snapshot changes. */
+  private PlacementStrategies strategies() {
+    var policy = policies.get();
+    var current = strategies;
+    if (current == null || current.policy() != policy) {
+      current = new PlacementStrategies(policy, workload);
+      strategies = current;
+    }
+    return current;
+  }
+}

@@ -1,0 +1,123 @@
+package io.gpuadmission.placement;
+
+import io.gpuadmission.allocator.FgdPolicy;
+import io.gpuadmission.allocator.FirstFitStrategy;
+import io.gpuadmission.allocator.HeuristicPolicy;
+import io.gpuadmission.allocator.LinkMatrix;
+import io.gpuadmission.allocator.NodeGpus;
+import io.gpuadmission.allocator.ScoringPolicy;
+import io.gpuadmission.allocator.Task;
+import io.gpuadmission.allocator.TaskDistribution;
+import io.gpuadmission.allocator.TopologyAwareStrategy;
+import io.gpuadmission.allocator.TopologyParser;
+import io.gpuadmission.allocator.WholeGpuStrategy;
+import io.gpuadmission.policy.AllocatorPolicy;
+import io.gpuadmission.policy.GpuPolicy;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The allocator objects a policy names, built once per policy snapshot (and, for FGD, once per
+ * change of the ledger): share scoring per node, whole-GPU choice, link matrices per model.
+ */
+final class PlacementStrategies {
+  private final GpuPolicy policy;
+  private final WholeGpuStrategy whole;
+  private final ScoringPolicy binpack;
+  private final ScoringPolicy spread;
+  private final Map<String, Optional<LinkMatrix>> links = new HashMap<>();
+  private final Optional<TaskDistribution> workload;
+  private volatile Fgd fgd;
+
+  private record Fgd(long generation, ScoringPolicy policy) {}
+
+  PlacementStrategies(GpuPolicy policy, Optional<TaskDistribution> workload) {
+    this.policy = policy;
+    this.workload = workload;
+    this.whole =
+        policy.allocator().wholeGpu() == AllocatorPolicy.WholeGpuStrategy.TOPOLOGY
+            ? new TopologyAwareStrategy()
+            : new FirstFitStrategy();
+    this.binpack = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, whole);
+    this.spread = new HeuristicPolicy(HeuristicPolicy.Kind.SPREAD, whole);
+  }
+
+  GpuPolicy policy() {
+    return policy;
+  }
+
+  WholeGpuStrategy whole() {
+    return whole;
+  }
+
+  /**
+   * How a share is placed on a node: the policy's {@code sharedMemory.placement} when set, else
+   * the node's {@code ack.node.gpu.placement} label, else {@code allocator.memoryShare}.
+   */
+  ScoringPolicy shareScoring(Optional<String> nodePlacement, GpuLedger ledger) {
+    var chosen =
+        policy.sharedMemory().placement().map(p -> p.label()).or(() -> nodePlacement).orElse(null);
+    if ("binpack".equals(chosen)) {
+      return binpack;
+    }
+    if ("spread".equals(chosen)) {
+      return spread;
+    }
+    return switch (policy.allocator().memoryShare()) {
+      case BINPACK -> binpack;
+      case SPREAD -> spread;
+      case FGD -> fgd(ledger);
+    };
+  }
+
+  /** The node with the link matrix the policy gives its model, when it has one of the right size. */
+  NodeGpus withLinks(NodeGpus node) {
+    var matrix = linksFor(node.model());
+    return matrix.isPresent() && matrix.get().size() == node.gpus().size()
+        ? new NodeGpus(node.name(), node.gpus(), matrix, node.cpuCapacity(), node.cpuFree())
+        : node;
+  }
+
+  private synchronized Optional<LinkMatrix> linksFor(String model) {
+    return links.computeIfAbsent(model, m -> Optional.ofNullable(policy.allocator().topologies().get(m)).flatMap(PlacementStrategies::parse));
+  }
+
+  private static Optional<LinkMatrix> parse(String text) {
+    try {
+      return Optional.of(TopologyParser.parse(text));
+    } catch (IllegalArgumentException invalid) {
+      // The policy validator refuses such a matrix at apply time; a node without one is first-fit.
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * FGD measured against the given target workload, else against the memory shares the ledger
+   * holds now (the observed workload); binpack until there is a workload to measure against.
+   */
+  private ScoringPolicy fgd(GpuLedger ledger) {
+    if (workload.isPresent()) {
+      var fixed = fgd;
+      if (fixed == null) {
+        fixed = new Fgd(-1, new FgdPolicy(workload.get(), whole));
+        fgd = fixed;
+      }
+      return fixed.policy();
+    }
+    var current = fgd;
+    var generation = ledger.generation();
+    if (current == null || current.generation() != generation) {
+      var shares = new ArrayList<Task>();
+      for (var claim : ledger.claims().values()) {
+        if (!claim.whole()) {
+          shares.add(Task.share(0, claim.memory()));
+        }
+      }
+      current = new Fgd(generation, shares.isEmpty() ? binpack : new FgdPolicy(TaskDistribution.of(shares), whole));
+      fgd = current;
+    }
+    return current.policy();
+  }
+}

@@ -1,0 +1,154 @@
+package io.gpuadmission.placement;
+
+import io.fabric8.kubernetes.api.model.Binding;
+import io.fabric8.kubernetes.api.model.BindingBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.gpuadmission.placement.PlacementDecider.Choice;
+import io.gpuadmission.policy.GpuPolicy;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.jboss.logging.Logger;
+
+/**
+ * Bind: re-check the node against the ledger, choose the GPUs and reserve them, write the choice on
+ * the pod in one patch, then create the pod's Binding. A failure at any step undoes the
+ * reservation and comes back as the error kube-scheduler shows (it then retries the pod). Only the
+ * leader binds (see {@link LeaderGate}).
+ */
+public final class PodBinder {
+  private static final Logger LOG = Logger.getLogger(PodBinder.class);
+
+  private final KubernetesClient client;
+  private final GpuLedger ledger;
+  private final PlacementDecider decider;
+  private final LeaderGate gate;
+  private final Supplier<GpuPolicy> policies;
+  private final Clock clock;
+  private final Duration assumeFor;
+  private final Object choosing = new Object();
+
+  public PodBinder(
+      KubernetesClient client,
+      GpuLedger ledger,
+      PlacementDecider decider,
+      LeaderGate gate,
+      Supplier<GpuPolicy> policies,
+      Clock clock,
+      Duration assumeFor) {
+    this.client = client;
+    this.ledger = ledger;
+    this.decider = decider;
+    this.gate = gate;
+    this.policies = policies;
+    this.clock = clock;
+    this.assumeFor = assumeFor;
+  }
+
+  /** Binds the pod; returns "" on success, else the error for kube-scheduler. */
+  public String bind(BindRequest request) {
+    return gate.whileLeading(() -> bindAsLeader(request))
+        .orElseGet(
+            () ->
+                "gpu-admission replica " + gate.identity() + " is not the leader (leader: "
+                    + (gate.leader().isEmpty() ? "unknown" : gate.leader()) + "); retry");
+  }
+
+  private String bindAsLeader(BindRequest request) {
+    Pod pod;
+    try {
+      pod = client.pods().inNamespace(request.namespace()).withName(request.podName()).get();
+    } catch (KubernetesClientException e) {
+      return "reading pod " + request.pod() + " failed: " + message(e);
+    }
+    if (pod == null) {
+      return "pod " + request.pod() + " not found: it was deleted before bind";
+    }
+    if (request.podUid() != null && !request.podUid().isEmpty() && !request.podUid().equals(pod.getMetadata().getUid())) {
+      return "pod " + request.pod() + " was replaced (UID " + pod.getMetadata().getUid() + ", asked " + request.podUid() + ")";
+    }
+    var ask = GpuAsk.of(pod, policies.get());
+    if (ask.kind() == GpuAsk.Kind.NONE) {
+      return createBinding(request, pod);
+    }
+    var uid = pod.getMetadata().getUid();
+    GpuClaim claim;
+    synchronized (choosing) {
+      var choice = decider.choose(ask, request.node());
+      if (choice instanceof Choice.Refused refused) {
+        return "cannot bind " + request.pod() + " (" + ask + "): " + refused.reason();
+      }
+      var gpus = ((Choice.Chosen) choice).gpus();
+      claim = GpuClaim.reserved(uid, request.pod(), request.node(), gpus, ask.kind() == GpuAsk.Kind.SHARE ? ask.memory() : 0);
+      if (!ledger.reserve(claim)) {
+        return "cannot bind " + request.pod() + ": GPUs " + GpuAnnotations.join(gpus) + " of node " + request.node() + " were just taken";
+      }
+    }
+    var error = annotate(request, claim);
+    if (error.isEmpty()) {
+      error = createBinding(request, pod);
+    }
+    if (error.isEmpty()) {
+      ledger.assume(uid, clock.instant().plus(assumeFor));
+    } else {
+      ledger.unreserve(uid);
+      LOG.warnf("bind of %s to %s rolled back: %s", request.pod(), request.node(), error);
+    }
+    return error;
+  }
+
+  /** One merge patch with every annotation of the choice. */
+  private String annotate(BindRequest request, GpuClaim claim) {
+    Map<String, String> annotations =
+        claim.whole()
+            ? GpuAnnotations.whole(claim.gpus())
+            : GpuAnnotations.share(
+                claim.gpus().get(0),
+                claim.memory(),
+                ledger.capacity(claim.node()).map(c -> c.memory().get(claim.gpus().get(0))).orElse(0L),
+                clock.instant());
+    var patch = client.getKubernetesSerialization().asJson(Map.of("metadata", Map.of("annotations", annotations)));
+    try {
+      client.pods().inNamespace(request.namespace()).withName(request.podName()).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+      return "";
+    } catch (KubernetesClientException e) {
+      return "annotating pod " + request.pod() + " failed: " + message(e);
+    }
+  }
+
+  private String createBinding(BindRequest request, Pod pod) {
+    Binding binding =
+        new BindingBuilder()
+            .withNewMetadata()
+            .withName(request.podName())
+            .withNamespace(request.namespace())
+            .withUid(pod.getMetadata().getUid())
+            .endMetadata()
+            .withNewTarget()
+            .withApiVersion("v1")
+            .withKind("Node")
+            .withName(request.node())
+            .endTarget()
+            .build();
+    try {
+      client.bindings().inNamespace(request.namespace()).resource(binding).create();
+      return "";
+    } catch (KubernetesClientException e) {
+      return "binding pod " + request.pod() + " to node " + request.node() + " failed: " + message(e);
+    }
+  }
+
+  private static String message(KubernetesClientException e) {
+    var status = e.getStatus();
+    if (status != null && status.getMessage() != null) {
+      return status.getMessage() + " (HTTP " + e.getCode() + ")";
+    }
+    // No answer from the API server: fabric8's message names the call, its cause says why.
+    return e.getCause() == null ? e.getMessage() : e.getMessage() + " " + e.getCause().getMessage();
+  }
+}

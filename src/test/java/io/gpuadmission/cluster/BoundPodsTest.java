@@ -1,0 +1,29 @@
+package io.gpuadmission.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.policy.PolicyParser;
+import io.gpuadmission.support.Fixtures;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class BoundPodsTest {
+  @Test
+  void strippedPodKeepsWhatTheLedgerReadsAndNothingElse() {
+    var list = Fixtures.yamlTree(Fixtures.path("extender/bound-pods.yaml")).path("items").get(0);
+    var pod = KubernetesJson.mapper().convertValue(list, Pod.class);
+    pod.getMetadata().getAnnotations().put("kubectl.kubernetes.io/last-applied-configuration", "{...}");
+
+    var stripped = BoundPods.strip(pod);
+
+    assertThat(stripped.getMetadata().getAnnotations()).doesNotContainKey("kubectl.kubernetes.io/last-applied-configuration").hasSize(5);
+    assertThat(stripped.getSpec().getContainers().get(0).getImage()).isNull();
+    assertThat(stripped.getSpec().getContainers().get(0).getResources().getLimits()).containsOnlyKeys("aliyun.com/gpu-mem");
+    assertThat(GpuAnnotations.claimOf(stripped)).isEqualTo(GpuAnnotations.claimOf(pod));
+    assertThat(BoundPods.isGpuPod(stripped, PolicyParser.builtInDefault())).isTrue();
+    assertThat(Map.of("phase", stripped.getStatus().getPhase())).containsEntry("phase", "Running");
+  }
+}

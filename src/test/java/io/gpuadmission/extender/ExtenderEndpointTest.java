@@ -1,0 +1,159 @@
+package io.gpuadmission.extender;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KubernetesList;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.cluster.ClusterFixtures;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.LeaderGate;
+import io.gpuadmission.support.Fixtures;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import io.restassured.http.ContentType;
+import jakarta.inject.Inject;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URL;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The extender's wire contract over HTTPS, with kube-scheduler's payloads in both key casings and both cache modes. */
+@QuarkusTest
+@WithKubernetesTestServer(crud = true, setup = ClusterFixtures.class)
+class ExtenderEndpointTest {
+  private static final String CGPU_B = "cn-beijing.i-cgpu-v100-b";
+
+  @TestHTTPResource(value = "/", tls = true)
+  URL base;
+
+  @Inject KubernetesClient client;
+  @Inject GpuLedger ledger;
+  @Inject LeaderGate gate;
+
+  @BeforeEach
+  void fourPodsFillCgpuB() {
+    var list = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("extender/bound-pods.yaml")), KubernetesList.class);
+    for (HasMetadata item : list.getItems()) {
+      client.resource(item).createOr(existing -> existing.update());
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claimsOn(CGPU_B).size() == 4 && ledger.view("cn-beijing.i-cgpu-v100-a").isPresent());
+  }
+
+  /** The bind test's pod goes again, so every test starts from the same ledger. */
+  @AfterEach
+  void removeBoundTestPod() {
+    client.pods().inNamespace("default").withName("cgpu-test").delete();
+    await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claimsOn("cn-beijing.i-cgpu-v100-a").isEmpty());
+  }
+
+  private io.restassured.response.ValidatableResponse post(String path, String body) {
+    return given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(body).post(path).then();
+  }
+
+  private static JsonNode json(String text) {
+    try {
+      return KubernetesJson.mapper().readTree(text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static String fixture(String name) {
+    return Fixtures.text(Fixtures.path("extender/" + name));
+  }
+
+  @Test
+  void filterWithGoFieldNamesAndNodeNamesAnswersWithReasons() {
+    for (var prefix : new String[] {"/extender", "/gpushare-scheduler"}) {
+      var answer = post(prefix + "/filter", fixture("filter-args-node-names.json")).statusCode(200).extract().asString();
+
+      assertThat(json(answer)).isEqualTo(json(fixture("filter-node-names.expected.json")));
+    }
+  }
+
+  @Test
+  void filterWithLowerCaseKeysAndFullNodesAnswersWithNodeObjects() {
+    var answer = json(post("/extender/filter", fixture("filter-args-nodes-lowercase.json")).statusCode(200).extract().asString());
+
+    assertThat(answer.path("NodeNames").isNull()).isTrue();
+    assertThat(answer.path("Nodes").path("items").findValuesAsText("name"))
+        .containsExactly("cn-beijing.i-cgpu-v100-a", "cn-beijing.i-topo-v100-a");
+    assertThat(answer.path("FailedNodes")).isEqualTo(json(fixture("filter-node-names.expected.json")).path("FailedNodes"));
+    assertThat(answer.path("Error").asText()).isEmpty();
+  }
+
+  @Test
+  void prioritizeScoresEveryNodeZeroToTen() {
+    var answer = post("/gpushare-scheduler/prioritize", fixture("filter-args-node-names.json")).statusCode(200).extract().asString();
+
+    assertThat(json(answer)).isEqualTo(json(fixture("prioritize.expected.json")));
+  }
+
+  @Test
+  void bindWithLowerCaseKeysWritesTheAnnotationsAndBinds() {
+    await().atMost(Duration.ofSeconds(20)).until(gate::leading);
+    var pod = client.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("extender/pod-cgpu-test.yaml")), Pod.class))
+        .createOr(existing -> existing.update());
+    var before = Instant.now();
+    var args = Map.of("podName", "cgpu-test", "podNamespace", "default", "podUID", pod.getMetadata().getUid(), "node", "cn-beijing.i-cgpu-v100-a");
+
+    var answer = post("/extender/bind", KubernetesJson.mapper().valueToTree(args).toString()).statusCode(200).extract().asString();
+
+    assertThat(json(answer)).isEqualTo(json("{\"Error\":\"\"}"));
+    var annotations = client.pods().inNamespace("default").withName("cgpu-test").get().getMetadata().getAnnotations();
+    assertThat(annotations)
+        .containsEntry("ALIYUN_COM_GPU_MEM_IDX", "0")
+        .containsEntry("ALIYUN_COM_GPU_MEM_POD", "14")
+        .containsEntry("ALIYUN_COM_GPU_MEM_DEV", "15")
+        .containsEntry("ALIYUN_COM_GPU_MEM_ASSIGNED", "false")
+        .containsEntry("gpu-admission.io/mutated", "shared-gpu-memory")
+        .hasSize(6);
+    var assumed = Long.parseLong(annotations.get("ALIYUN_COM_GPU_MEM_ASSUME_TIME"));
+    assertThat(assumed).isBetween(before.getEpochSecond() * 1_000_000_000L, Instant.now().getEpochSecond() * 1_000_000_000L + 999_999_999L);
+    assertThat(client.bindings().inNamespace("default").withName("cgpu-test").get().getTarget().getName()).isEqualTo("cn-beijing.i-cgpu-v100-a");
+  }
+
+  @Test
+  void bindOfADeletedPodAnswersWithAnError() {
+    await().atMost(Duration.ofSeconds(20)).until(gate::leading);
+
+    var answer = post("/extender/bind", "{\"PodName\":\"ghost\",\"PodNamespace\":\"default\",\"PodUID\":\"u\",\"Node\":\"" + CGPU_B + "\"}")
+        .statusCode(200).extract().asString();
+
+    assertThat(json(answer)).isEqualTo(json("{\"Error\":\"pod default/ghost not found: it was deleted before bind\"}"));
+  }
+
+  @Test
+  void malformedBodiesGet400WithAReason() {
+    assertThat(post("/extender/filter", "{").statusCode(400).extract().asString()).startsWith("{\"Error\":\"not a JSON ExtenderArgs: ");
+    assertThat(json(post("/extender/filter", "{\"NodeNames\":[\"a\"]}").statusCode(400).extract().asString()))
+        .isEqualTo(json("{\"Error\":\"ExtenderArgs without a Pod (expected {\\\"Pod\\\": {...}, \\\"NodeNames\\\": [...]})\"}"));
+    assertThat(json(post("/extender/prioritize", "{\"Pod\":{\"metadata\":{\"name\":\"p\"}}}").statusCode(400).extract().asString()))
+        .isEqualTo(json("{\"Error\":\"ExtenderArgs without NodeNames or Nodes\"}"));
+    assertThat(json(post("/extender/bind", "{\"PodName\":\"p\"}").statusCode(400).extract().asString()))
+        .isEqualTo(json("{\"Error\":\"ExtenderBindingArgs needs PodName, PodNamespace and Node\"}"));
+    assertThat(json(post("/extender/bind", "[]").statusCode(400).extract().asString()).path("Error").asText()).startsWith("not a JSON ExtenderBindingArgs: ");
+  }
+
+  @Test
+  void inspectShowsEachGpuWithItsPods() {
+    var node = given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect/" + CGPU_B).then().statusCode(200).extract().asString();
+    var all = given().relaxedHTTPSValidation().baseUri(base.toString()).get("/gpushare-scheduler/inspect").then().statusCode(200).extract().asString();
+
+    assertThat(json(node)).isEqualTo(json(fixture("inspect-cgpu-v100-b.expected.json")));
+    assertThat(json(all).path("nodes").findValuesAsText("name")).contains(CGPU_B, "cn-beijing.i-topo-v100-a");
+    given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect/no-such-node").then().statusCode(404);
+  }
+}

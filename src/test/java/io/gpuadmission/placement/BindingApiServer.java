@@ -1,0 +1,104 @@
+package io.gpuadmission.placement;
+
+import io.fabric8.kubernetes.api.model.Binding;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.StatusBuilder;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.dsl.HttpMethod;
+import io.fabric8.mockwebserver.http.Buffer;
+import io.fabric8.mockwebserver.http.Dispatcher;
+import io.fabric8.mockwebserver.http.Headers;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+
+/**
+ * A CRUD mock API server that treats a Binding as the real one does: in the same request it sets
+ * the pod's {@code spec.nodeName}, and it refuses (409) a pod already bound and (404) one that is
+ * gone. The pod is read and patched in-process, through the CRUD dispatcher, not over HTTP (a
+ * nested request would wait on the server thread that is serving this one). {@link #failNext}
+ * makes the next Binding fail with a given status, as an overloaded API server would.
+ */
+final class BindingApiServer extends Dispatcher {
+  private static final Pattern BINDINGS = Pattern.compile("/api/v1/namespaces/([^/]+)/bindings");
+  private static final KubernetesSerialization JSON = new KubernetesSerialization();
+
+  private final KubernetesMixedDispatcher crud;
+  private final AtomicInteger created = new AtomicInteger();
+  private volatile int failNext;
+
+  private BindingApiServer(KubernetesMixedDispatcher crud) {
+    this.crud = crud;
+  }
+
+  /** A started server with this behaviour. */
+  static Started start() {
+    var responses = new HashMap<io.fabric8.mockwebserver.ServerRequest, java.util.Queue<io.fabric8.mockwebserver.ServerResponse>>();
+    var dispatcher = new BindingApiServer(new KubernetesMixedDispatcher(responses));
+    var server = new KubernetesMockServer(new Context(), new MockWebServer(), responses, dispatcher, false);
+    server.init();
+    return new Started(server, dispatcher);
+  }
+
+  /** The server and its binding behaviour. */
+  record Started(KubernetesMockServer server, BindingApiServer bindings) {}
+
+  /** Bindings that succeeded. */
+  int created() {
+    return created.get();
+  }
+
+  void failNext(int code) {
+    failNext = code;
+  }
+
+  @Override
+  public MockResponse dispatch(RecordedRequest request) {
+    var path = request.getPath();
+    var matcher = BINDINGS.matcher(path == null ? "" : path.split("\\?")[0]);
+    if (!"POST".equals(request.getMethod()) || !matcher.matches()) {
+      return crud.dispatch(request);
+    }
+    synchronized (this) {
+      return bind(matcher.group(1), JSON.unmarshal(request.getUtf8Body(), Binding.class));
+    }
+  }
+
+  private MockResponse bind(String namespace, Binding binding) {
+    if (failNext != 0) {
+      var code = failNext;
+      failNext = 0;
+      return status(code, "InternalError", "injected failure " + code);
+    }
+    var podPath = "/api/v1/namespaces/" + namespace + "/pods/" + binding.getMetadata().getName();
+    var found = crud.dispatch(request(HttpMethod.GET, podPath, "", "application/json"));
+    if (found.code() != 200) {
+      return status(404, "NotFound", "pods \"" + binding.getMetadata().getName() + "\" not found");
+    }
+    var pod = JSON.unmarshal(found.getBody().readUtf8(), Pod.class);
+    if (pod.getSpec().getNodeName() != null) {
+      return status(409, "Conflict", "pod " + binding.getMetadata().getName() + " is already assigned to node \"" + pod.getSpec().getNodeName() + "\"");
+    }
+    var patch = JSON.asJson(Map.of("spec", Map.of("nodeName", binding.getTarget().getName())));
+    crud.dispatch(request(HttpMethod.PATCH, podPath, patch, "application/merge-patch+json"));
+    created.incrementAndGet();
+    return new MockResponse().setResponseCode(201).setBody(JSON.asJson(binding));
+  }
+
+  private static RecordedRequest request(HttpMethod method, String path, String body, String contentType) {
+    var headers = Headers.builder().add("Content-Type", contentType).build();
+    return new RecordedRequest("HTTP/1.1", method, path, headers, new Buffer().writeUtf8(body));
+  }
+
+  private static MockResponse status(int code, String reason, String message) {
+    var status = new StatusBuilder().withStatus("Failure").withCode(code).withReason(reason).withMessage(message).build();
+    return new MockResponse().setResponseCode(code).setBody(JSON.asJson(status));
+  }
+}

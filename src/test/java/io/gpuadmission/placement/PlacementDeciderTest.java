@@ -1,0 +1,128 @@
+package io.gpuadmission.placement;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gpuadmission.placement.PlacementDecider.Choice;
+import io.gpuadmission.placement.PlacementDecider.NodeScore;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class PlacementDeciderTest {
+  private static final List<String> ALL = List.of("gpu-share-a", "gpu-share-b", "gpu-mixed", "gpu-dgx1", "cpu-only");
+  private final io.gpuadmission.policy.GpuPolicy policy = PlacementFixtures.dgx1Policy();
+  private final GpuLedger ledger = PlacementFixtures.ledger(policy);
+  private final PlacementDecider decider = new PlacementDecider(ledger, () -> policy);
+
+  private void share(String pod, String node, int gpu, long memory) {
+    ledger.confirm(GpuClaim.bound("uid-" + pod, "ml-team-a/" + pod, node, List.of(gpu), memory));
+  }
+
+  @Test
+  void readsPodAsksFromSummedLimits() {
+    assertThat(GpuAsk.of(PlacementFixtures.pod("pod-share-8g.yaml"), policy)).isEqualTo(GpuAsk.share(8));
+    assertThat(GpuAsk.of(PlacementFixtures.pod("pod-whole-2.yaml"), policy)).isEqualTo(GpuAsk.whole(2));
+  }
+
+  @Test
+  void filterSaysWhyEachNodeCannotTakeTheShare() {
+    for (int g = 0; g < 4; g++) {
+      share("a" + g, "gpu-share-a", g, 12);
+    }
+    share("b0", "gpu-share-b", 0, 10);
+    share("b1", "gpu-share-b", 1, 14);
+
+    var result = decider.filter(GpuAsk.share(8), ALL);
+
+    // A topology node has GPU memory too: pools are kept apart by the webhook's nodeSelector.
+    assertThat(result.passed()).containsExactly("gpu-mixed", "gpu-dgx1");
+    assertThat(result.failed())
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of(
+                "gpu-share-a", "largest free GPU has 3GiB of aliyun.com/gpu-mem, pod needs 8GiB",
+                "gpu-share-b", "largest free GPU has 5GiB of aliyun.com/gpu-mem, pod needs 8GiB; GPUs 2,3 unhealthy"));
+    assertThat(result.unresolvable()).containsExactlyEntriesOf(Map.of("cpu-only", NodeRefusal.UNKNOWN_NODE));
+  }
+
+  @Test
+  void askLargerThanAnyGpuIsUnresolvable() {
+    var result = decider.filter(GpuAsk.share(20), List.of("gpu-share-a", "gpu-mixed"));
+
+    assertThat(result.passed()).isEmpty();
+    assertThat(result.unresolvable())
+        .containsEntry("gpu-share-a", "largest GPU has 15GiB of aliyun.com/gpu-mem, pod needs 20GiB")
+        .containsEntry("gpu-mixed", "largest GPU has 16GiB of aliyun.com/gpu-mem, pod needs 20GiB");
+  }
+
+  @Test
+  void mixedGpuSizesAreCountedPerGpuNotAsTotalDividedByCount() {
+    assertThat(ledger.capacity("gpu-mixed").orElseThrow().memory()).containsExactly(8L, 16L);
+
+    assertThat(decider.choose(GpuAsk.share(12), "gpu-mixed")).isEqualTo(new Choice.Chosen(List.of(1)));
+    assertThat(decider.choose(GpuAsk.share(8), "gpu-mixed")).isEqualTo(new Choice.Chosen(List.of(0)));
+    share("big", "gpu-mixed", 1, 12);
+    assertThat(decider.choose(GpuAsk.share(9), "gpu-mixed"))
+        .isEqualTo(new Choice.Refused("node gpu-mixed: largest free GPU has 8GiB of aliyun.com/gpu-mem, pod needs 9GiB"));
+  }
+
+  @Test
+  void unhealthyGpusAreNeverChosen() {
+    share("b0", "gpu-share-b", 0, 15);
+
+    assertThat(decider.choose(GpuAsk.share(4), "gpu-share-b")).isEqualTo(new Choice.Chosen(List.of(1)));
+    assertThat(decider.filter(GpuAsk.whole(2), List.of("gpu-share-b")).failed())
+        .containsEntry("gpu-share-b", "1 of 4 GPUs free, pod needs 2 whole GPUs; GPUs 2,3 unhealthy");
+    assertThat(decider.filter(GpuAsk.whole(3), List.of("gpu-share-b")).unresolvable())
+        .containsEntry("gpu-share-b", "node has 2 healthy GPUs, pod needs 3 whole GPUs; GPUs 2,3 unhealthy");
+  }
+
+  @Test
+  void wholeGpusGetTheBestConnectedFreeSet() {
+    // GPU 0 busy: 1-2 and 2-3 are equal NV2 pairs on one socket; 2,3 leaves the better-connected rest.
+    ledger.confirm(GpuClaim.bound("uid-x", "ml-team-a/x", "gpu-dgx1", List.of(0), 0));
+
+    assertThat(decider.choose(GpuAsk.whole(2), "gpu-dgx1")).isEqualTo(new Choice.Chosen(List.of(2, 3)));
+    assertThat(decider.choose(GpuAsk.whole(8), "gpu-dgx1"))
+        .isEqualTo(new Choice.Refused("node gpu-dgx1: 7 of 8 GPUs free, pod needs 8 whole GPUs"));
+  }
+
+  @Test
+  void binpackScoresTheFullerNodeHighest() {
+    share("a0", "gpu-share-a", 0, 10);
+
+    assertThat(decider.prioritize(GpuAsk.share(4), List.of("gpu-share-a", "gpu-share-b", "cpu-only")))
+        .containsExactly(new NodeScore("gpu-share-a", 10), new NodeScore("gpu-share-b", 0), new NodeScore("cpu-only", 0));
+  }
+
+  @Test
+  void nodePlacementLabelDecidesWhenThePolicyLeavesItToThePool() {
+    ledger.putNode(new GpuNodeCapacity("spread-node", "Tesla-V100-SXM2-16GB", List.of(15L, 15L, 15L), java.util.Optional.of("spread")));
+    share("s0", "spread-node", 0, 10);
+    share("s1", "spread-node", 1, 2);
+    share("a0", "gpu-share-a", 0, 10);
+    share("a1", "gpu-share-a", 1, 2);
+
+    // The same usage: the spread node takes the emptiest GPU, the binpack node the fullest that fits.
+    assertThat(decider.choose(GpuAsk.share(4), "spread-node")).isEqualTo(new Choice.Chosen(List.of(2)));
+    assertThat(decider.choose(GpuAsk.share(4), "gpu-share-a")).isEqualTo(new Choice.Chosen(List.of(0)));
+  }
+
+  @Test
+  void policyPlacementOverridesTheNodeLabel() throws Exception {
+    var spreadPolicy = io.gpuadmission.policy.PolicyParser.parse("sharedMemory:\n  placement: spread\n");
+    var spreading = new PlacementDecider(ledger, () -> spreadPolicy);
+    share("a0", "gpu-share-a", 0, 10);
+    share("a1", "gpu-share-a", 1, 2);
+    share("a3", "gpu-share-a", 3, 1);
+
+    assertThat(spreading.choose(GpuAsk.share(4), "gpu-share-a")).isEqualTo(new Choice.Chosen(List.of(2)));
+  }
+
+  @Test
+  void podsWithoutGpusPassUntouched() {
+    var result = decider.filter(GpuAsk.NONE, ALL);
+
+    assertThat(result.passed()).isEqualTo(ALL);
+    assertThat(result.failed()).isEmpty();
+  }
+}

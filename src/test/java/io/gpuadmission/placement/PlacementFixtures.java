@@ -1,0 +1,47 @@
+package io.gpuadmission.placement;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.cluster.GpuCapacityMapper;
+import io.gpuadmission.policy.GpuPolicy;
+import io.gpuadmission.policy.PolicyParser;
+import io.gpuadmission.support.Fixtures;
+import java.util.List;
+
+/** The placement fixtures under src/test/resources/placement/, read as the watchers read them. */
+final class PlacementFixtures {
+  private PlacementFixtures() {}
+
+  static GpuPolicy dgx1Policy() {
+    try {
+      return PolicyParser.parse(Fixtures.text(Fixtures.path("placement/policy-dgx1.yaml")));
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static List<Node> nodes() {
+    return Fixtures.nodes(Fixtures.path("placement/nodes.yaml"));
+  }
+
+  static Pod pod(String file) {
+    return KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("placement/" + file)), Pod.class);
+  }
+
+  static ConfigMap unhealthyShareB() {
+    return KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("placement/unhealthy-gpu-gpu-share-b.yaml")), ConfigMap.class);
+  }
+
+  /** A ledger with every fixture node and share-b's unhealthy GPUs. */
+  static GpuLedger ledger(GpuPolicy policy) {
+    var ledger = new GpuLedger();
+    for (var node : nodes()) {
+      GpuCapacityMapper.map(node, policy.nodeLabels()).ifPresent(ledger::putNode);
+    }
+    var map = unhealthyShareB();
+    ledger.setUnhealthy(GpuCapacityMapper.unhealthyNode(map).orElseThrow(), GpuCapacityMapper.unhealthyGpus(map));
+    return ledger;
+  }
+}
