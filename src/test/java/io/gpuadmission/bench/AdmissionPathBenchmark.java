@@ -53,12 +53,13 @@ public class AdmissionPathBenchmark {
     metrics.startRecording();
     // No cluster: informers are never started, so the inventories stay empty.
     var nodes = new NodeInventory(null, policies);
-    var cluster = new InformerClusterView(nodes, new PodInventory(null, policies), new NamespaceInventory(null));
+    var gangPods = new PodInventory(null, policies);
+    var cluster = new InformerClusterView(nodes, gangPods, new NamespaceInventory(null));
     mutation = new MutationService(policies, nodes, metrics);
     var config = new DefaultPolicyConfig();
     validation =
         new ValidationService(
-            policies, mutation, config, new WebhookNamespace(config), cluster, nodes, metrics, Duration.ofSeconds(60));
+            policies, mutation, config, new WebhookNamespace(config), cluster, nodes, gangPods, metrics, Duration.ofSeconds(15));
   }
 
   @Benchmark
