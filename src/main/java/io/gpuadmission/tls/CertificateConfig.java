@@ -7,17 +7,22 @@ import java.time.Duration;
 /** How the serving certificate is watched and, without cert-manager, made and renewed. */
 @ConfigMapping(prefix = "gpu-admission.tls")
 public interface CertificateConfig {
-  /**
-   * How often the PEM files are compared with what is served. Comparing bytes is cheap; the TLS
-   * registry's own reload rebuilds a key store with PBKDF2, so it runs only when they changed.
-   */
+  /** PEM file with the serving certificate (and any chain after it). */
+  @WithDefault("certs/dev/tls.crt")
+  java.nio.file.Path certFile();
+
+  /** PEM file with its private key (PKCS#8, PKCS#1 or SEC1). */
+  @WithDefault("certs/dev/tls.key")
+  java.nio.file.Path keyFile();
+
+  /** How often the PEM files are compared with what was last read; a change is served at once. */
   @WithDefault("10s")
   Duration checkPeriod();
 
   /**
-   * Make the CA and serving certificate in a Secret when none exists, renew them, and write the CA
-   * into this service's webhook configurations (the install without cert-manager). Off for local
-   * runs and for cert-manager, which does the same job.
+   * Make the CA and serving certificate in a Secret when none exists, renew them, serve them, and
+   * write the CA into this service's webhook configurations (the install without cert-manager).
+   * Off for local runs and for cert-manager, which does the same job.
    */
   @WithDefault("false")
   boolean selfManaged();

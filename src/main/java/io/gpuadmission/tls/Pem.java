@@ -1,21 +1,22 @@
 package io.gpuadmission.tls;
 
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
-import java.security.KeyFactory;
 import java.security.PrivateKey;
 import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
-import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.Base64;
 import java.util.List;
-import java.util.regex.Pattern;
+import org.bouncycastle.asn1.pkcs.PrivateKeyInfo;
+import org.bouncycastle.openssl.PEMKeyPair;
+import org.bouncycastle.openssl.PEMParser;
+import org.bouncycastle.openssl.jcajce.JcaPEMKeyConverter;
 
-/** PEM text to and from JDK certificates and PKCS#8 keys, the formats Vert.x and kubectl read. */
+/** PEM text to and from JDK certificates and private keys (written as PKCS#8). */
 public final class Pem {
-  private static final Pattern PKCS8 =
-      Pattern.compile("-----BEGIN PRIVATE KEY-----([A-Za-z0-9+/=\\s]+)-----END PRIVATE KEY-----");
   private static final Base64.Encoder ENCODER =
       Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII));
 
@@ -47,21 +48,26 @@ public final class Pem {
     return parsed.stream().map(X509Certificate.class::cast).toList();
   }
 
-  /** A PKCS#8 key ({@code BEGIN PRIVATE KEY}) of algorithm EC or RSA. */
+  /**
+   * A private key in any PEM form the usual tools write: PKCS#8 ({@code BEGIN PRIVATE KEY}, openssl
+   * 3), PKCS#1 ({@code BEGIN RSA PRIVATE KEY}) or SEC1 ({@code BEGIN EC PRIVATE KEY}, cert-manager's
+   * default for ECDSA).
+   */
   public static PrivateKey readPrivateKey(String pem) throws GeneralSecurityException {
-    var matcher = PKCS8.matcher(pem);
-    if (!matcher.find()) {
-      throw new GeneralSecurityException("no PKCS#8 private key (BEGIN PRIVATE KEY) in the PEM text");
-    }
-    var spec = new PKCS8EncodedKeySpec(Base64.getMimeDecoder().decode(matcher.group(1)));
-    for (var algorithm : List.of("EC", "RSA")) {
-      try {
-        return KeyFactory.getInstance(algorithm).generatePrivate(spec);
-      } catch (java.security.spec.InvalidKeySpecException notThisOne) {
-        // try the next algorithm
+    try (var parser = new PEMParser(new StringReader(pem))) {
+      for (Object object; (object = parser.readObject()) != null; ) {
+        var converter = new JcaPEMKeyConverter();
+        if (object instanceof PEMKeyPair pair) {
+          return converter.getPrivateKey(pair.getPrivateKeyInfo());
+        }
+        if (object instanceof PrivateKeyInfo info) {
+          return converter.getPrivateKey(info);
+        }
       }
+    } catch (IOException e) {
+      throw new GeneralSecurityException("unreadable private key PEM: " + e.getMessage(), e);
     }
-    throw new GeneralSecurityException("the private key is neither EC nor RSA");
+    throw new GeneralSecurityException("no private key in the PEM text");
   }
 
   private static String block(String type, byte[] der) {

@@ -8,7 +8,6 @@ import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
-import java.io.IOException;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.time.Duration;
@@ -21,6 +20,7 @@ import org.jboss.logging.Logger;
  * The install without cert-manager: keeps the Secret's certificate current, serves it, and writes
  * its CA into the webhook configurations, once at start and then every sync period. Until the
  * first sync succeeds the replica is not ready (it serves a throwaway certificate nobody trusts).
+ * Nothing is written to disk: the key reaches the listener in memory.
  */
 @ApplicationScoped
 public class SelfManagedCertificates {
@@ -91,7 +91,7 @@ public class SelfManagedCertificates {
       if (outcome.action() != CertificateSecretStore.Action.UNCHANGED || webhooks > 0) {
         LOG.infof("certificate %s: %s; caBundle written into %d webhooks", outcome.action().name().toLowerCase(java.util.Locale.ROOT), status, webhooks);
       }
-    } catch (GeneralSecurityException | IOException | RuntimeException e) {
+    } catch (GeneralSecurityException | RuntimeException e) {
       failures.increment();
       status = "certificate sync failed, retrying in " + RETRY.toSeconds() + " s: " + e.getMessage();
       LOG.warn(status);

@@ -4,68 +4,69 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
-import io.quarkus.tls.CertificateUpdatedEvent;
-import io.quarkus.tls.TlsConfigurationRegistry;
+import io.quarkus.tls.runtime.KeyStoreAndKeyCertOptions;
+import io.quarkus.tls.runtime.KeyStoreProvider;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.KeyCertOptions;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Event;
 import jakarta.enterprise.event.Observes;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.PrivateKey;
 import java.security.Signature;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
- * The certificate the HTTPS listener serves, kept equal to the PEM files. Instead of the TLS
- * registry's reload-period (which rebuilds a PKCS#12 store with PBKDF2 on every tick), the files'
- * bytes are compared every check period and the registry reloads only when they changed and the
- * key matches the certificate (a half-replaced pair would break every handshake).
+ * The certificate the HTTPS listener serves. The TLS registry takes its key material from here
+ * (the default TLS configuration has no key store of its own), as a key manager that is asked on
+ * every handshake. It serves the PEM files, re-read only when their bytes change (the registry's
+ * reload-period would rebuild a PKCS#12 store with PBKDF2 on every tick), or, with self-managed
+ * certificates, what {@link SelfManagedCertificates} installs from the Secret.
  */
 @ApplicationScoped
-public class ServedCertificate {
+public class ServedCertificate implements KeyStoreProvider {
   private static final Logger LOG = Logger.getLogger(ServedCertificate.class);
-  /** The TLS registry's name for the default configuration, which the HTTPS server uses. */
-  private static final String DEFAULT_TLS_CONFIGURATION = "<default>";
 
-  private final Path certFile;
-  private final Path keyFile;
   private final CertificateConfig config;
-  private final TlsConfigurationRegistry registry;
-  private final Event<CertificateUpdatedEvent> updated;
+  private final DynamicKeyManager keyManager = new DynamicKeyManager();
   private ScheduledExecutorService timer;
-  private byte[] servedCert = new byte[0];
-  private byte[] servedKey = new byte[0];
-  private volatile double notAfterEpochSeconds = Double.NaN;
+  private byte[] seenCert;
+  private byte[] seenKey;
+  private volatile X509Certificate served;
 
-  public ServedCertificate(
-      @ConfigProperty(name = "quarkus.tls.key-store.pem.0.cert") Path certFile,
-      @ConfigProperty(name = "quarkus.tls.key-store.pem.0.key") Path keyFile,
-      CertificateConfig config,
-      TlsConfigurationRegistry registry,
-      Event<CertificateUpdatedEvent> updated) {
-    this.certFile = certFile;
-    this.keyFile = keyFile;
+  public ServedCertificate(CertificateConfig config) {
     this.config = config;
-    this.registry = registry;
-    this.updated = updated;
+  }
+
+  /** Called by the TLS registry when it sets up the default configuration, before the listener starts. */
+  @Override
+  public synchronized KeyStoreAndKeyCertOptions getKeyStore(Vertx vertx) {
+    if (served == null) {
+      serveInitial();
+    }
+    try {
+      var empty = KeyStore.getInstance("PKCS12");
+      empty.load(null, null);
+      return new KeyStoreAndKeyCertOptions(empty, KeyCertOptions.wrap(keyManager));
+    } catch (GeneralSecurityException | IOException e) {
+      throw new IllegalStateException("could not create an in-memory key store", e);
+    }
   }
 
   void start(@Observes StartupEvent event, MeterRegistry meters) {
-    synchronized (this) {
-      // What the registry loaded at start-up is what is served now.
-      servedCert = readOrEmpty(certFile);
-      servedKey = readOrEmpty(keyFile);
-      notAfterEpochSeconds = notAfter(servedCert);
-    }
-    Gauge.builder("gpu_admission_certificate_expiry_timestamp", this, c -> c.notAfterEpochSeconds)
+    Gauge.builder("gpu_admission_certificate_expiry_timestamp", this, ServedCertificate::notAfterSeconds)
         .description("When the serving certificate expires (Unix time)")
         .baseUnit("seconds")
         .register(meters);
@@ -80,63 +81,84 @@ public class ServedCertificate {
     }
   }
 
-  /**
-   * Writes a new certificate and key (each file replaced atomically) and serves them at once.
-   * Returns false when the files already hold them.
-   */
-  public synchronized boolean install(CertificateBundle bundle) throws IOException {
-    var cert = bundle.certificatePem().getBytes(StandardCharsets.US_ASCII);
-    var key = bundle.keyPem().getBytes(StandardCharsets.US_ASCII);
-    if (Arrays.equals(cert, servedCert) && Arrays.equals(key, servedKey)) {
-      return false;
-    }
-    replace(keyFile, key);
-    replace(certFile, cert);
-    return check();
+  /** The certificate new connections get. */
+  public X509Certificate served() {
+    return served;
   }
 
-  /** Reloads the TLS registry if the files changed; returns true when a new pair is served. */
-  public synchronized boolean check() {
-    var cert = readOrEmpty(certFile);
-    var key = readOrEmpty(keyFile);
-    if (Arrays.equals(cert, servedCert) && Arrays.equals(key, servedKey)) {
+  /** Serves {@code bundle}'s certificate from the next handshake on; false if it is served already. */
+  public synchronized boolean install(CertificateBundle bundle) {
+    if (bundle.certificate().equals(served)) {
       return false;
     }
-    if (!pairMatches(cert, key)) {
-      LOG.warnf("%s and %s do not hold a matching certificate and key (yet); still serving the previous pair", certFile, keyFile);
-      return false;
-    }
-    var tls = registry.getDefault().orElseThrow();
-    if (!tls.reload()) {
-      LOG.warnf("the TLS registry could not load %s and %s; still serving the previous pair", certFile, keyFile);
-      return false;
-    }
-    updated.fire(new CertificateUpdatedEvent(DEFAULT_TLS_CONFIGURATION, tls));
-    servedCert = cert;
-    servedKey = key;
-    notAfterEpochSeconds = notAfter(cert);
-    LOG.infof("serving the certificate from %s (expires %s)", certFile, java.time.Instant.ofEpochSecond((long) notAfterEpochSeconds));
+    serve(bundle.key(), bundle.certificate());
     return true;
   }
 
-  private void checkQuietly() {
+  /** Serves the files if they changed since last read and hold a matching pair; true if so. */
+  public synchronized boolean check() {
+    var cert = readOrEmpty(config.certFile());
+    var key = readOrEmpty(config.keyFile());
+    if (Arrays.equals(cert, seenCert) && Arrays.equals(key, seenKey)) {
+      return false;
+    }
     try {
-      check();
-    } catch (RuntimeException e) {
-      LOG.warnf("checking the certificate files failed: %s", e.toString());
+      var pair = parse(cert, key);
+      seenCert = cert;
+      seenKey = key;
+      serve(pair.key(), pair.certificate());
+      return true;
+    } catch (GeneralSecurityException e) {
+      // Not remembered as seen: a half-written pair is read again on the next check.
+      LOG.warnf("%s and %s are not a usable pair (yet), still serving the previous certificate: %s", config.certFile(), config.keyFile(), e.getMessage());
+      return false;
     }
   }
 
-  /** Signs a nonce with the key and verifies it with the certificate; an unreadable key is let through to the registry. */
-  static boolean pairMatches(byte[] certPem, byte[] keyPem) {
+  private void serveInitial() {
+    if (check()) {
+      return;
+    }
+    if (!config.selfManaged()) {
+      throw new IllegalStateException(
+          "no usable certificate at " + config.certFile() + " and " + config.keyFile()
+              + " (certs/make-dev-certs.sh makes one; GPU_ADMISSION_TLS_CERT and GPU_ADMISSION_TLS_KEY point elsewhere)");
+    }
+    // Self-managed: the real certificate comes from the Secret once the application runs; until
+    // then a throwaway one lets the listener start (readiness stays down meanwhile).
     try {
-      var certificate = Pem.readCertificates(new String(certPem, StandardCharsets.US_ASCII)).get(0);
-      java.security.PrivateKey key;
-      try {
-        key = Pem.readPrivateKey(new String(keyPem, StandardCharsets.US_ASCII));
-      } catch (GeneralSecurityException notPkcs8) {
-        return true;
-      }
+      var now = Instant.now();
+      var ca = CertificateIssuer.newCa("gpu-admission-bootstrap", now, Duration.ofDays(1));
+      var bootstrap = CertificateIssuer.serving(ca, ca.caCertificates(), List.of("localhost"), now, Duration.ofDays(1));
+      serve(bootstrap.key(), bootstrap.certificate());
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("could not make a bootstrap certificate", e);
+    }
+  }
+
+  private void serve(PrivateKey key, X509Certificate certificate) {
+    keyManager.serve(key, new X509Certificate[] {certificate});
+    served = certificate;
+    LOG.infof("serving certificate %s (expires %s)", certificate.getSubjectX500Principal().getName(), certificate.getNotAfter().toInstant());
+  }
+
+  private record Pair(PrivateKey key, X509Certificate certificate) {}
+
+  private static Pair parse(byte[] certPem, byte[] keyPem) throws GeneralSecurityException {
+    if (certPem.length == 0 || keyPem.length == 0) {
+      throw new GeneralSecurityException("a file is missing or empty");
+    }
+    var certificate = Pem.readCertificates(new String(certPem, StandardCharsets.US_ASCII)).get(0);
+    var key = Pem.readPrivateKey(new String(keyPem, StandardCharsets.US_ASCII));
+    if (!matches(key, certificate)) {
+      throw new GeneralSecurityException("the key does not belong to the certificate");
+    }
+    return new Pair(key, certificate);
+  }
+
+  /** Signs a nonce with the key and verifies it with the certificate's public key. */
+  static boolean matches(PrivateKey key, X509Certificate certificate) {
+    try {
       var algorithm = "EC".equals(key.getAlgorithm()) ? "SHA256withECDSA" : "SHA256withRSA";
       var nonce = "gpu-admission".getBytes(StandardCharsets.US_ASCII);
       var signer = Signature.getInstance(algorithm);
@@ -152,11 +174,16 @@ public class ServedCertificate {
     }
   }
 
-  private static double notAfter(byte[] certPem) {
+  private double notAfterSeconds() {
+    var certificate = served;
+    return certificate == null ? Double.NaN : certificate.getNotAfter().getTime() / 1000.0;
+  }
+
+  private void checkQuietly() {
     try {
-      return Pem.readCertificates(new String(certPem, StandardCharsets.US_ASCII)).get(0).getNotAfter().getTime() / 1000.0;
-    } catch (GeneralSecurityException | RuntimeException e) {
-      return Double.NaN;
+      check();
+    } catch (RuntimeException e) {
+      LOG.warnf("checking the certificate files failed: %s", e.toString());
     }
   }
 
@@ -166,14 +193,6 @@ public class ServedCertificate {
     } catch (IOException missing) {
       return new byte[0];
     }
-  }
-
-  private static void replace(Path file, byte[] content) throws IOException {
-    var parent = file.toAbsolutePath().getParent();
-    Files.createDirectories(parent);
-    var temporary = Files.createTempFile(parent, file.getFileName().toString(), ".new");
-    Files.write(temporary, content);
-    Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
   }
 
   static Thread daemon(Runnable runnable, String name) {

@@ -51,9 +51,8 @@ class SelfManagedCertificatesTest {
             (Object) "gpu-admission.gpu-admission.svc.cluster.local");
     assertThat(certificate.getNotAfter().toInstant()).isEqualTo(T0.plus(Duration.ofDays(365)));
     assertThat(stored.signingCa().getBasicConstraints()).isZero();
-    assertThat(ServedCertificate.pairMatches(
-            stored.certificatePem().getBytes(StandardCharsets.US_ASCII), stored.keyPem().getBytes(StandardCharsets.US_ASCII)))
-        .isTrue();
+    assertThat(ServedCertificate.matches(stored.key(), stored.certificate())).isTrue();
+    assertThat(ServedCertificate.matches(stored.caKey(), stored.certificate())).isFalse();
 
     var again = store(T0.plus(Duration.ofDays(1))).sync();
     assertThat(again.action()).isEqualTo(Action.UNCHANGED);
@@ -228,6 +227,8 @@ class SelfManagedCertificatesTest {
   }
 
   private static final class TestConfig implements CertificateConfig {
+    @Override public Path certFile() { return Path.of("unused.crt"); }
+    @Override public Path keyFile() { return Path.of("unused.key"); }
     @Override public Duration checkPeriod() { return Duration.ofSeconds(10); }
     @Override public boolean selfManaged() { return true; }
     @Override public String secretName() { return "gpu-admission-tls"; }
