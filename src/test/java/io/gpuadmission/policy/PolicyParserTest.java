@@ -13,7 +13,7 @@ class PolicyParserTest {
 
   @Test
   void shippedConfigMapHoldsTheBuiltInDefault() throws Exception {
-    var configMap = Fixtures.yamlTree(java.nio.file.Path.of("manifests/policy-configmap.yaml"));
+    var configMap = Fixtures.yamlTree(java.nio.file.Path.of("manifests/base/policy-configmap.yaml"));
     var text = configMap.path("data").path("policy.yaml").asText();
 
     assertThat(PolicyParser.parse(text)).isEqualTo(PolicyParser.builtInDefault());

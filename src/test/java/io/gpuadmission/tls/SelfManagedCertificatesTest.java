@@ -61,7 +61,7 @@ class SelfManagedCertificatesTest {
 
   @Test
   void writesTheCaIntoOwnWebhooksOnlyAndOnlyWhenItDiffers() throws Exception {
-    for (var object : manifests("webhooks.yaml")) {
+    for (var object : manifests("base/webhooks.yaml")) {
       client.resource(object).create();
     }
     var foreign =
