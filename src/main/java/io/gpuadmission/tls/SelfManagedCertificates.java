@@ -45,13 +45,14 @@ public class SelfManagedCertificates {
   }
 
   void start(@Observes StartupEvent event, MeterRegistry meters) {
-    if (!config.selfManaged()) {
-      return;
-    }
+    // Registered either way so that dashboards and alerts find the series (0 with cert-manager).
     failures =
         Counter.builder("gpu_admission_certificate_sync_failures")
             .description("Self-managed certificate syncs (Secret or caBundle) that failed")
             .register(meters);
+    if (!config.selfManaged()) {
+      return;
+    }
     if (!cluster.available()) {
       status = "gpu-admission.tls.self-managed is on but there is no cluster to keep the Secret in";
       LOG.error(status);
