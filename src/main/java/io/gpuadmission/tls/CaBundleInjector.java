@@ -25,11 +25,15 @@ public final class CaBundleInjector {
     this.serviceName = serviceName;
   }
 
-  /** Returns how many webhooks were changed; a configuration that does not exist is skipped. */
-  public int inject(String caPem) {
+  /** What {@link #inject} did: webhooks changed, and configurations not (yet) in the cluster. */
+  public record Injection(int changedWebhooks, int missingConfigurations) {}
+
+  /** Writes {@code caPem} where it differs; a configuration that does not exist is skipped. */
+  public Injection inject(String caPem) {
     var caBundle = Base64.getEncoder().encodeToString(caPem.getBytes(StandardCharsets.US_ASCII));
     var webhooks = client.admissionRegistration().v1();
     var changed = 0;
+    var missing = 0;
     var mutating = webhooks.mutatingWebhookConfigurations().withName(configurationName).get();
     if (mutating != null) {
       var n = update(mutating.getWebhooks().stream().map(w -> w.getClientConfig()).toList(), caBundle);
@@ -37,6 +41,8 @@ public final class CaBundleInjector {
         webhooks.mutatingWebhookConfigurations().resource(mutating).update();
         changed += n;
       }
+    } else {
+      missing++;
     }
     var validating = webhooks.validatingWebhookConfigurations().withName(configurationName).get();
     if (validating != null) {
@@ -45,8 +51,10 @@ public final class CaBundleInjector {
         webhooks.validatingWebhookConfigurations().resource(validating).update();
         changed += n;
       }
+    } else {
+      missing++;
     }
-    return changed;
+    return new Injection(changed, missing);
   }
 
   private int update(List<WebhookClientConfig> clientConfigs, String caBundle) {

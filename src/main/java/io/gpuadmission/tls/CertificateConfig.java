@@ -7,7 +7,7 @@ import java.time.Duration;
 /** How the serving certificate is watched and, without cert-manager, made and renewed. */
 @ConfigMapping(prefix = "gpu-admission.tls")
 public interface CertificateConfig {
-  /** PEM file with the serving certificate (and any chain after it). */
+  /** PEM file with the serving certificate (and any chain after it); unused when self-managed. */
   @WithDefault("certs/dev/tls.crt")
   java.nio.file.Path certFile();
 

@@ -85,12 +85,16 @@ public class SelfManagedCertificates {
     try {
       var outcome = store.sync();
       served.install(outcome.bundle());
-      var webhooks = injector.inject(outcome.bundle().caPem());
+      var injection = injector.inject(outcome.bundle().caPem());
       installed = true;
       var expires = outcome.bundle().certificate().getNotAfter().toInstant();
       status = "serving the certificate of Secret " + config.secretName() + " (expires " + expires + ")";
-      if (outcome.action() != CertificateSecretStore.Action.UNCHANGED || webhooks > 0) {
-        LOG.infof("certificate %s: %s; caBundle written into %d webhooks", outcome.action().name().toLowerCase(java.util.Locale.ROOT), status, webhooks);
+      if (outcome.action() != CertificateSecretStore.Action.UNCHANGED || injection.changedWebhooks() > 0) {
+        LOG.infof("certificate %s: %s; caBundle written into %d webhooks", outcome.action().name().toLowerCase(java.util.Locale.ROOT), status, injection.changedWebhooks());
+      }
+      if (injection.missingConfigurations() > 0) {
+        // kubectl apply creates the webhook configurations after the Deployment: look again soon.
+        next = RETRY.compareTo(next) < 0 ? RETRY : next;
       }
     } catch (GeneralSecurityException | RuntimeException e) {
       failures.increment();

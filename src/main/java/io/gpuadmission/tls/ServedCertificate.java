@@ -44,6 +44,8 @@ public class ServedCertificate implements KeyStoreProvider {
   private ScheduledExecutorService timer;
   private byte[] seenCert;
   private byte[] seenKey;
+  private byte[] rejectedCert;
+  private byte[] rejectedKey;
   private volatile X509Certificate served;
 
   public ServedCertificate(CertificateConfig config) {
@@ -53,8 +55,10 @@ public class ServedCertificate implements KeyStoreProvider {
   /** Called by the TLS registry when it sets up the default configuration, before the listener starts. */
   @Override
   public synchronized KeyStoreAndKeyCertOptions getKeyStore(Vertx vertx) {
-    if (served == null) {
-      serveInitial();
+    if (served == null && !config.selfManaged()) {
+      serveFiles();
+    } else if (served == null) {
+      serveBootstrap();
     }
     try {
       var empty = KeyStore.getInstance("PKCS12");
@@ -70,6 +74,9 @@ public class ServedCertificate implements KeyStoreProvider {
         .description("When the serving certificate expires (Unix time)")
         .baseUnit("seconds")
         .register(meters);
+    if (config.selfManaged()) {
+      return; // the Secret is the only source; there are no files to watch
+    }
     timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "certificate-files"));
     var period = config.checkPeriod().toMillis();
     timer.scheduleWithFixedDelay(this::checkQuietly, period, period, TimeUnit.MILLISECONDS);
@@ -109,23 +116,30 @@ public class ServedCertificate implements KeyStoreProvider {
       serve(pair.key(), pair.certificate());
       return true;
     } catch (GeneralSecurityException e) {
-      // Not remembered as seen: a half-written pair is read again on the next check.
-      LOG.warnf("%s and %s are not a usable pair (yet), still serving the previous certificate: %s", config.certFile(), config.keyFile(), e.getMessage());
+      // Not remembered as seen: a half-written pair is read again on the next check. Said once
+      // per content, not every check period.
+      if (!Arrays.equals(cert, rejectedCert) || !Arrays.equals(key, rejectedKey)) {
+        rejectedCert = cert;
+        rejectedKey = key;
+        LOG.warnf("%s and %s are not a usable pair (yet), still serving the previous certificate: %s", config.certFile(), config.keyFile(), e.getMessage());
+      }
       return false;
     }
   }
 
-  private void serveInitial() {
-    if (check()) {
-      return;
-    }
-    if (!config.selfManaged()) {
+  private void serveFiles() {
+    if (!check()) {
       throw new IllegalStateException(
           "no usable certificate at " + config.certFile() + " and " + config.keyFile()
               + " (certs/make-dev-certs.sh makes one; GPU_ADMISSION_TLS_CERT and GPU_ADMISSION_TLS_KEY point elsewhere)");
     }
-    // Self-managed: the real certificate comes from the Secret once the application runs; until
-    // then a throwaway one lets the listener start (readiness stays down meanwhile).
+  }
+
+  /**
+   * Self-managed: the real certificate comes from the Secret once the application runs; until then
+   * a throwaway one lets the listener start (readiness stays down meanwhile).
+   */
+  private void serveBootstrap() {
     try {
       var now = Instant.now();
       var ca = CertificateIssuer.newCa("gpu-admission-bootstrap", now, Duration.ofDays(1));

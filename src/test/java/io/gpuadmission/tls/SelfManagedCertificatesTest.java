@@ -76,7 +76,7 @@ class SelfManagedCertificatesTest {
     var bundle = store(T0).sync().bundle();
     var injector = new CaBundleInjector(client, "gpu-admission", NAMESPACE, "gpu-admission");
 
-    assertThat(injector.inject(bundle.caPem())).isEqualTo(5);
+    assertThat(injector.inject(bundle.caPem())).isEqualTo(new CaBundleInjector.Injection(5, 0));
 
     var expected = Base64.getEncoder().encodeToString(bundle.caPem().getBytes(StandardCharsets.US_ASCII));
     var mutating = client.admissionRegistration().v1().mutatingWebhookConfigurations().withName("gpu-admission").get();
@@ -88,12 +88,21 @@ class SelfManagedCertificatesTest {
         .isNull();
     var versions = mutating.getMetadata().getResourceVersion() + "/" + validating.getMetadata().getResourceVersion();
 
-    assertThat(injector.inject(bundle.caPem())).as("a second replica that agrees writes nothing").isZero();
+    assertThat(injector.inject(bundle.caPem()).changedWebhooks()).as("a second replica that agrees writes nothing").isZero();
     assertThat(client.admissionRegistration().v1().mutatingWebhookConfigurations().withName("gpu-admission").get()
             .getMetadata().getResourceVersion() + "/"
             + client.admissionRegistration().v1().validatingWebhookConfigurations().withName("gpu-admission").get()
                 .getMetadata().getResourceVersion())
         .isEqualTo(versions);
+  }
+
+  @Test
+  void reportsWebhookConfigurationsThatDoNotExistYet() throws Exception {
+    var bundle = store(T0).sync().bundle();
+
+    var injection = new CaBundleInjector(client, "gpu-admission", NAMESPACE, "gpu-admission").inject(bundle.caPem());
+
+    assertThat(injection).isEqualTo(new CaBundleInjector.Injection(0, 2));
   }
 
   @Test
