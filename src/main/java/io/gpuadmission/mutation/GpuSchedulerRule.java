@@ -27,7 +27,9 @@ public final class GpuSchedulerRule implements PodMutationRule {
     var current = pod.getSpec().getSchedulerName();
     if (current == null || current.isEmpty()) {
       pod.getSpec().setSchedulerName(scheduler.get());
-      report.changed(NAME, "schedulerName " + scheduler.get() + " (GPU pods are placed by the GPU-aware scheduler)");
+      report.changed(
+          NAME,
+          "schedulerName " + scheduler.get() + " (GPU pods are placed by the GPU-aware scheduler)");
     } else if (!current.equals(scheduler.get())) {
       report.note("pod keeps schedulerName " + current + "; policy would use " + scheduler.get());
     }

@@ -80,7 +80,9 @@ final class PolicyValidator {
     topologies(p.allocator().topologies());
     var scheduler = p.scheduling().schedulerName();
     if (!scheduler.isEmpty() && !KubernetesNames.isSubdomain(scheduler)) {
-      add("scheduling.schedulerName", "\"" + scheduler + "\" is not a valid scheduler name (a DNS subdomain, such as gpu-scheduler)");
+      add(
+          "scheduling.schedulerName",
+          "\"" + scheduler + "\" is not a valid scheduler name (a DNS subdomain, such as gpu-scheduler)");
     }
     m.namespaceDefaults()
         .forEach(

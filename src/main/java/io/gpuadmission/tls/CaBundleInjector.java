@@ -9,8 +9,8 @@ import java.util.Objects;
 
 /**
  * Writes the CA into the caBundle of this service's own webhooks, as cert-manager's CA injector
- * does: only webhooks that call our Service, only when the value differs (so replicas that agree
- * do not write at all), each write conditional on the version read.
+ * does: only webhooks that call our Service, only when the value differs (so replicas that agree do
+ * not write at all), each write conditional on the version read.
  */
 public final class CaBundleInjector {
   private final KubernetesClient client;
@@ -18,7 +18,11 @@ public final class CaBundleInjector {
   private final String serviceNamespace;
   private final String serviceName;
 
-  public CaBundleInjector(KubernetesClient client, String configurationName, String serviceNamespace, String serviceName) {
+  public CaBundleInjector(
+      KubernetesClient client,
+      String configurationName,
+      String serviceNamespace,
+      String serviceName) {
     this.client = client;
     this.configurationName = configurationName;
     this.serviceNamespace = serviceNamespace;
@@ -36,7 +40,8 @@ public final class CaBundleInjector {
     var missing = 0;
     var mutating = webhooks.mutatingWebhookConfigurations().withName(configurationName).get();
     if (mutating != null) {
-      var n = update(mutating.getWebhooks().stream().map(w -> w.getClientConfig()).toList(), caBundle);
+      var n =
+          update(mutating.getWebhooks().stream().map(w -> w.getClientConfig()).toList(), caBundle);
       if (n > 0) {
         webhooks.mutatingWebhookConfigurations().resource(mutating).update();
         changed += n;
@@ -46,7 +51,9 @@ public final class CaBundleInjector {
     }
     var validating = webhooks.validatingWebhookConfigurations().withName(configurationName).get();
     if (validating != null) {
-      var n = update(validating.getWebhooks().stream().map(w -> w.getClientConfig()).toList(), caBundle);
+      var n =
+          update(
+              validating.getWebhooks().stream().map(w -> w.getClientConfig()).toList(), caBundle);
       if (n > 0) {
         webhooks.validatingWebhookConfigurations().resource(validating).update();
         changed += n;

@@ -16,7 +16,10 @@ import java.util.Map;
  * key.
  */
 public record CertificateBundle(
-    List<X509Certificate> caCertificates, PrivateKey caKey, X509Certificate certificate, PrivateKey key) {
+    List<X509Certificate> caCertificates,
+    PrivateKey caKey,
+    X509Certificate certificate,
+    PrivateKey key) {
   static final String CA_CRT = "ca.crt";
   static final String CA_KEY = "ca.key";
   static final String TLS_CRT = "tls.crt";
@@ -55,7 +58,8 @@ public record CertificateBundle(
   }
 
   /** Reads Secret {@code data}; a missing key or unreadable PEM is an exception naming it. */
-  public static CertificateBundle fromSecretData(Map<String, String> data) throws GeneralSecurityException {
+  public static CertificateBundle fromSecretData(Map<String, String> data)
+      throws GeneralSecurityException {
     if (data == null) {
       throw new GeneralSecurityException("the Secret has no data");
     }
@@ -82,10 +86,12 @@ public record CertificateBundle(
     if (value == null || value.isEmpty()) {
       throw new GeneralSecurityException("the Secret has no " + key);
     }
-    return new String(Base64.getDecoder().decode(value), java.nio.charset.StandardCharsets.US_ASCII);
+    return new String(
+        Base64.getDecoder().decode(value), java.nio.charset.StandardCharsets.US_ASCII);
   }
 
   private static String base64(String pem) {
-    return Base64.getEncoder().encodeToString(pem.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    return Base64.getEncoder()
+        .encodeToString(pem.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
   }
 }

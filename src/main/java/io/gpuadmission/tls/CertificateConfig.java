@@ -21,8 +21,8 @@ public interface CertificateConfig {
 
   /**
    * Make the CA and serving certificate in a Secret when none exists, renew them, serve them, and
-   * write the CA into this service's webhook configurations (the install without cert-manager).
-   * Off for local runs and for cert-manager, which does the same job.
+   * write the CA into this service's webhook configurations (the install without cert-manager). Off
+   * for local runs and for cert-manager, which does the same job.
    */
   @WithDefault("false")
   boolean selfManaged();

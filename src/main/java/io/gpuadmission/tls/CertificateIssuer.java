@@ -35,20 +35,26 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 public final class CertificateIssuer {
   /** Backdated so that a node whose clock is a little behind still accepts a fresh certificate. */
   private static final Duration CLOCK_SKEW = Duration.ofMinutes(5);
+
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private CertificateIssuer() {}
 
   /** A new self-signed CA whose key signs serving certificates. */
-  public static CertificateBundle newCa(String commonName, Instant now, Duration validity) throws GeneralSecurityException {
+  public static CertificateBundle newCa(String commonName, Instant now, Duration validity)
+      throws GeneralSecurityException {
     var keys = keyPair();
     var name = new X500Name("CN=" + commonName);
     var builder = builder(name, name, keys, now, validity);
     try {
       var utils = new JcaX509ExtensionUtils();
       builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(0));
-      builder.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
-      builder.addExtension(Extension.subjectKeyIdentifier, false, utils.createSubjectKeyIdentifier(keys.getPublic()));
+      builder.addExtension(
+          Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
+      builder.addExtension(
+          Extension.subjectKeyIdentifier,
+          false,
+          utils.createSubjectKeyIdentifier(keys.getPublic()));
     } catch (CertIOException e) {
       throw new GeneralSecurityException("could not build the CA certificate", e);
     }
@@ -61,7 +67,11 @@ public final class CertificateIssuer {
    * {@code trustedCas} (the signing CA first) as its CA list.
    */
   public static CertificateBundle serving(
-      CertificateBundle ca, List<X509Certificate> trustedCas, List<String> dnsNames, Instant now, Duration validity)
+      CertificateBundle ca,
+      List<X509Certificate> trustedCas,
+      List<String> dnsNames,
+      Instant now,
+      Duration validity)
       throws GeneralSecurityException {
     var keys = keyPair();
     var issuer = X500Name.getInstance(ca.signingCa().getSubjectX500Principal().getEncoded());
@@ -74,12 +84,19 @@ public final class CertificateIssuer {
       var utils = new JcaX509ExtensionUtils();
       builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
       builder.addExtension(
-          Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyEncipherment));
-      builder.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth));
+          Extension.keyUsage,
+          true,
+          new KeyUsage(KeyUsage.digitalSignature | KeyUsage.keyEncipherment));
       builder.addExtension(
-          Extension.subjectAlternativeName, false, new GeneralNames(names.toArray(GeneralName[]::new)));
+          Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth));
       builder.addExtension(
-          Extension.authorityKeyIdentifier, false, utils.createAuthorityKeyIdentifier(ca.signingCa()));
+          Extension.subjectAlternativeName,
+          false,
+          new GeneralNames(names.toArray(GeneralName[]::new)));
+      builder.addExtension(
+          Extension.authorityKeyIdentifier,
+          false,
+          utils.createAuthorityKeyIdentifier(ca.signingCa()));
     } catch (CertIOException e) {
       throw new GeneralSecurityException("could not build the serving certificate", e);
     }
@@ -98,7 +115,8 @@ public final class CertificateIssuer {
         keys.getPublic());
   }
 
-  private static X509Certificate sign(X509v3CertificateBuilder builder, KeyPair signer) throws GeneralSecurityException {
+  private static X509Certificate sign(X509v3CertificateBuilder builder, KeyPair signer)
+      throws GeneralSecurityException {
     try {
       var contentSigner = new JcaContentSignerBuilder("SHA256withECDSA").build(signer.getPrivate());
       return new JcaX509CertificateConverter().getCertificate(builder.build(contentSigner));

@@ -20,7 +20,9 @@ public class CertificateReadinessCheck implements HealthCheck {
   @Override
   public HealthCheckResponse call() {
     var response = HealthCheckResponse.named("certificate").status(certificates.ready());
-    return (config.selfManaged() ? response.withData("detail", certificates.status()) : response.withData("detail", "from files"))
+    return (config.selfManaged()
+            ? response.withData("detail", certificates.status())
+            : response.withData("detail", "from files"))
         .build();
   }
 }

@@ -104,7 +104,8 @@ public final class CertificateSecretStore {
     var winner = secrets().withName(secretName).get();
     var bundle = winner == null ? null : read(winner);
     if (bundle == null) {
-      throw new GeneralSecurityException("Secret " + secretName + " changed under us and is not usable yet", e);
+      throw new GeneralSecurityException(
+          "Secret " + secretName + " changed under us and is not usable yet", e);
     }
     return new Outcome(bundle, Action.ADOPTED);
   }
@@ -123,8 +124,11 @@ public final class CertificateSecretStore {
     return bundle.signingCa().getNotAfter().toInstant().isBefore(now.plus(servingValidity));
   }
 
-  /** A new serving certificate; a new CA too when there is none or the current one ends too soon. */
-  private CertificateBundle issue(CertificateBundle current, Instant now) throws GeneralSecurityException {
+  /**
+   * A new serving certificate; a new CA too when there is none or the current one ends too soon.
+   */
+  private CertificateBundle issue(CertificateBundle current, Instant now)
+      throws GeneralSecurityException {
     CertificateBundle ca = current;
     var trusted = current == null ? List.<X509Certificate>of() : current.casValidAt(now);
     if (current == null || caTooShort(current, now)) {
@@ -140,7 +144,9 @@ public final class CertificateSecretStore {
     try {
       return CertificateBundle.fromSecretData(secret.getData());
     } catch (GeneralSecurityException | IllegalArgumentException e) {
-      LOG.warnf("Secret %s/%s is not a usable certificate (%s); replacing it", namespace, secretName, e.getMessage());
+      LOG.warnf(
+          "Secret %s/%s is not a usable certificate (%s); replacing it",
+          namespace, secretName, e.getMessage());
       return null;
     }
   }
@@ -160,7 +166,9 @@ public final class CertificateSecretStore {
   }
 
   private io.fabric8.kubernetes.client.dsl.NonNamespaceOperation<
-          Secret, io.fabric8.kubernetes.api.model.SecretList, io.fabric8.kubernetes.client.dsl.Resource<Secret>>
+          Secret,
+          io.fabric8.kubernetes.api.model.SecretList,
+          io.fabric8.kubernetes.client.dsl.Resource<Secret>>
       secrets() {
     return client.secrets().inNamespace(namespace);
   }

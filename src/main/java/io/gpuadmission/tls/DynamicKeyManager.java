@@ -82,7 +82,10 @@ final class DynamicKeyManager extends X509ExtendedKeyManager {
     return null;
   }
 
-  /** JSSE asks by key algorithm ({@code EC}, {@code RSA}), in TLS 1.2 also as {@code EC_EC}, {@code EC_RSA}. */
+  /**
+   * JSSE asks by key algorithm ({@code EC}, {@code RSA}), in TLS 1.2 also as {@code EC_EC}, {@code
+   * EC_RSA}.
+   */
   private static boolean fits(String keyType, PrivateKey key) {
     var algorithm = key.getAlgorithm();
     return keyType.equals(algorithm) || keyType.startsWith(algorithm + "_");

@@ -41,7 +41,9 @@ public final class Pem {
   /** Every certificate in {@code pem}, in order. */
   public static List<X509Certificate> readCertificates(String pem) throws GeneralSecurityException {
     var factory = CertificateFactory.getInstance("X.509");
-    var parsed = factory.generateCertificates(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
+    var parsed =
+        factory.generateCertificates(
+            new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)));
     if (parsed.isEmpty()) {
       throw new GeneralSecurityException("no certificate in the PEM text");
     }
@@ -50,8 +52,8 @@ public final class Pem {
 
   /**
    * A private key in any PEM form the usual tools write: PKCS#8 ({@code BEGIN PRIVATE KEY}, openssl
-   * 3), PKCS#1 ({@code BEGIN RSA PRIVATE KEY}) or SEC1 ({@code BEGIN EC PRIVATE KEY}, cert-manager's
-   * default for ECDSA).
+   * 3), PKCS#1 ({@code BEGIN RSA PRIVATE KEY}) or SEC1 ({@code BEGIN EC PRIVATE KEY},
+   * cert-manager's default for ECDSA).
    */
   public static PrivateKey readPrivateKey(String pem) throws GeneralSecurityException {
     try (var parser = new PEMParser(new StringReader(pem))) {
@@ -71,6 +73,12 @@ public final class Pem {
   }
 
   private static String block(String type, byte[] der) {
-    return "-----BEGIN " + type + "-----\n" + ENCODER.encodeToString(der) + "\n-----END " + type + "-----\n";
+    return "-----BEGIN "
+        + type
+        + "-----\n"
+        + ENCODER.encodeToString(der)
+        + "\n-----END "
+        + type
+        + "-----\n";
   }
 }

@@ -18,9 +18,9 @@ import org.jboss.logging.Logger;
 
 /**
  * The install without cert-manager: keeps the Secret's certificate current, serves it, and writes
- * its CA into the webhook configurations, once at start and then every sync period. Until the
- * first sync succeeds the replica is not ready (it serves a throwaway certificate nobody trusts).
- * Nothing is written to disk: the key reaches the listener in memory.
+ * its CA into the webhook configurations, once at start and then every sync period. Until the first
+ * sync succeeds the replica is not ready (it serves a throwaway certificate nobody trusts). Nothing
+ * is written to disk: the key reaches the listener in memory.
  */
 @ApplicationScoped
 public class SelfManagedCertificates {
@@ -37,7 +37,10 @@ public class SelfManagedCertificates {
   private volatile String status = "waiting for the first certificate sync";
 
   public SelfManagedCertificates(
-      CertificateConfig config, ClusterConnection cluster, WebhookNamespace namespace, ServedCertificate served) {
+      CertificateConfig config,
+      ClusterConnection cluster,
+      WebhookNamespace namespace,
+      ServedCertificate served) {
     this.config = config;
     this.cluster = cluster;
     this.namespace = namespace;
@@ -58,10 +61,17 @@ public class SelfManagedCertificates {
       LOG.error(status);
       return;
     }
-    var store = new CertificateSecretStore(cluster.client(), namespace.name(), config, Clock.systemUTC());
+    var store =
+        new CertificateSecretStore(cluster.client(), namespace.name(), config, Clock.systemUTC());
     var injector =
-        new CaBundleInjector(cluster.client(), config.webhookConfigurationName(), namespace.name(), config.serviceName());
-    timer = Executors.newSingleThreadScheduledExecutor(r -> ServedCertificate.daemon(r, "certificate-sync"));
+        new CaBundleInjector(
+            cluster.client(),
+            config.webhookConfigurationName(),
+            namespace.name(),
+            config.serviceName());
+    timer =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> ServedCertificate.daemon(r, "certificate-sync"));
     timer.execute(() -> syncAndReschedule(store, injector));
   }
 
@@ -88,9 +98,15 @@ public class SelfManagedCertificates {
       var injection = injector.inject(outcome.bundle().caPem());
       installed = true;
       var expires = outcome.bundle().certificate().getNotAfter().toInstant();
-      status = "serving the certificate of Secret " + config.secretName() + " (expires " + expires + ")";
-      if (outcome.action() != CertificateSecretStore.Action.UNCHANGED || injection.changedWebhooks() > 0) {
-        LOG.infof("certificate %s: %s; caBundle written into %d webhooks", outcome.action().name().toLowerCase(java.util.Locale.ROOT), status, injection.changedWebhooks());
+      status =
+          "serving the certificate of Secret " + config.secretName() + " (expires " + expires + ")";
+      if (outcome.action() != CertificateSecretStore.Action.UNCHANGED
+          || injection.changedWebhooks() > 0) {
+        LOG.infof(
+            "certificate %s: %s; caBundle written into %d webhooks",
+            outcome.action().name().toLowerCase(java.util.Locale.ROOT),
+            status,
+            injection.changedWebhooks());
       }
       if (injection.missingConfigurations() > 0) {
         // kubectl apply creates the webhook configurations after the Deployment: look again soon.
@@ -98,12 +114,14 @@ public class SelfManagedCertificates {
       }
     } catch (GeneralSecurityException | RuntimeException e) {
       failures.increment();
-      status = "certificate sync failed, retrying in " + RETRY.toSeconds() + " s: " + e.getMessage();
+      status =
+          "certificate sync failed, retrying in " + RETRY.toSeconds() + " s: " + e.getMessage();
       LOG.warn(status);
       next = RETRY.compareTo(next) < 0 ? RETRY : next;
     }
     if (!timer.isShutdown()) {
-      timer.schedule(() -> syncAndReschedule(store, injector), next.toMillis(), TimeUnit.MILLISECONDS);
+      timer.schedule(
+          () -> syncAndReschedule(store, injector), next.toMillis(), TimeUnit.MILLISECONDS);
     }
   }
 }

@@ -29,9 +29,9 @@ import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 /**
- * The certificate the HTTPS listener serves. The TLS registry takes its key material from here
- * (the default TLS configuration has no key store of its own), as a key manager that is asked on
- * every handshake. It serves the PEM files, re-read only when their bytes change (the registry's
+ * The certificate the HTTPS listener serves. The TLS registry takes its key material from here (the
+ * default TLS configuration has no key store of its own), as a key manager that is asked on every
+ * handshake. It serves the PEM files, re-read only when their bytes change (the registry's
  * reload-period would rebuild a PKCS#12 store with PBKDF2 on every tick), or, with self-managed
  * certificates, what {@link SelfManagedCertificates} installs from the Secret.
  */
@@ -52,7 +52,10 @@ public class ServedCertificate implements KeyStoreProvider {
     this.config = config;
   }
 
-  /** Called by the TLS registry when it sets up the default configuration, before the listener starts. */
+  /**
+   * Called by the TLS registry when it sets up the default configuration, before the listener
+   * starts.
+   */
   @Override
   public synchronized KeyStoreAndKeyCertOptions getKeyStore(Vertx vertx) {
     if (served == null && !config.selfManaged()) {
@@ -70,7 +73,8 @@ public class ServedCertificate implements KeyStoreProvider {
   }
 
   void start(@Observes StartupEvent event, MeterRegistry meters) {
-    Gauge.builder("gpu_admission_certificate_expiry_timestamp", this, ServedCertificate::notAfterSeconds)
+    Gauge.builder(
+            "gpu_admission_certificate_expiry_timestamp", this, ServedCertificate::notAfterSeconds)
         .description("When the serving certificate expires (Unix time)")
         .baseUnit("seconds")
         .register(meters);
@@ -93,7 +97,9 @@ public class ServedCertificate implements KeyStoreProvider {
     return served;
   }
 
-  /** Serves {@code bundle}'s certificate from the next handshake on; false if it is served already. */
+  /**
+   * Serves {@code bundle}'s certificate from the next handshake on; false if it is served already.
+   */
   public synchronized boolean install(CertificateBundle bundle) {
     if (bundle.certificate().equals(served)) {
       return false;
@@ -121,7 +127,9 @@ public class ServedCertificate implements KeyStoreProvider {
       if (!Arrays.equals(cert, rejectedCert) || !Arrays.equals(key, rejectedKey)) {
         rejectedCert = cert;
         rejectedKey = key;
-        LOG.warnf("%s and %s are not a usable pair (yet), still serving the previous certificate: %s", config.certFile(), config.keyFile(), e.getMessage());
+        LOG.warnf(
+            "%s and %s are not a usable pair (yet), still serving the previous certificate: %s",
+            config.certFile(), config.keyFile(), e.getMessage());
       }
       return false;
     }
@@ -130,8 +138,12 @@ public class ServedCertificate implements KeyStoreProvider {
   private void serveFiles() {
     if (!check()) {
       throw new IllegalStateException(
-          "no usable certificate at " + config.certFile() + " and " + config.keyFile()
-              + " (certs/make-dev-certs.sh makes one; GPU_ADMISSION_TLS_CERT and GPU_ADMISSION_TLS_KEY point elsewhere)");
+          "no usable certificate at "
+              + config.certFile()
+              + " and "
+              + config.keyFile()
+              + " (certs/make-dev-certs.sh makes one; GPU_ADMISSION_TLS_CERT and"
+              + " GPU_ADMISSION_TLS_KEY point elsewhere)");
     }
   }
 
@@ -143,7 +155,9 @@ public class ServedCertificate implements KeyStoreProvider {
     try {
       var now = Instant.now();
       var ca = CertificateIssuer.newCa("gpu-admission-bootstrap", now, Duration.ofDays(1));
-      var bootstrap = CertificateIssuer.serving(ca, ca.caCertificates(), List.of("localhost"), now, Duration.ofDays(1));
+      var bootstrap =
+          CertificateIssuer.serving(
+              ca, ca.caCertificates(), List.of("localhost"), now, Duration.ofDays(1));
       serve(bootstrap.key(), bootstrap.certificate());
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("could not make a bootstrap certificate", e);
@@ -153,7 +167,9 @@ public class ServedCertificate implements KeyStoreProvider {
   private void serve(PrivateKey key, X509Certificate certificate) {
     keyManager.serve(key, new X509Certificate[] {certificate});
     served = certificate;
-    LOG.infof("serving certificate %s (expires %s)", certificate.getSubjectX500Principal().getName(), certificate.getNotAfter().toInstant());
+    LOG.infof(
+        "serving certificate %s (expires %s)",
+        certificate.getSubjectX500Principal().getName(), certificate.getNotAfter().toInstant());
   }
 
   private record Pair(PrivateKey key, X509Certificate certificate) {}

@@ -1,18 +1,26 @@
 package io.gpuadmission.manifests;
 
+import static io.gpuadmission.manifests.RenderedObjects.assertServicePortReachesHttps;
+import static io.gpuadmission.manifests.RenderedObjects.assertWebhooksCallTheServiceOnExistingPaths;
+import static io.gpuadmission.manifests.RenderedObjects.defaultOf;
+import static io.gpuadmission.manifests.RenderedObjects.deployment;
+import static io.gpuadmission.manifests.RenderedObjects.env;
+import static io.gpuadmission.manifests.RenderedObjects.find;
+import static io.gpuadmission.manifests.RenderedObjects.has;
+import static io.gpuadmission.manifests.RenderedObjects.webhookClientConfigs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Namespaced;
 import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhookConfiguration;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfiguration;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
-import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhookConfiguration;
-import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfiguration;
-import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,9 +38,14 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class ManifestsTest {
   private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+
   /** Custom resources the overlays create; everything else must be a kind of the fabric8 model. */
   private static final List<String> CUSTOM_KINDS =
-      List.of("cert-manager.io Issuer", "cert-manager.io Certificate", "monitoring.coreos.com ServiceMonitor", "monitoring.coreos.com PrometheusRule");
+      List.of(
+          "cert-manager.io Issuer",
+          "cert-manager.io Certificate",
+          "monitoring.coreos.com ServiceMonitor",
+          "monitoring.coreos.com PrometheusRule");
 
   @SuppressWarnings("unchecked")
   private static List<HasMetadata> load(String file) throws IOException {
@@ -40,7 +53,9 @@ class ManifestsTest {
     if (parsed instanceof List<?> list) {
       list.removeIf(java.util.Objects::isNull);
     }
-    return parsed instanceof List<?> list ? new ArrayList<>((List<HasMetadata>) list) : List.of((HasMetadata) parsed);
+    return parsed instanceof List<?> list
+        ? new ArrayList<>((List<HasMetadata>) list)
+        : List.of((HasMetadata) parsed);
   }
 
   @Test
@@ -50,22 +65,40 @@ class ManifestsTest {
     var validating = (ValidatingWebhookConfiguration) objects.get(1);
 
     assertThat(mutating.getWebhooks())
-        .extracting(w -> w.getName() + " " + w.getFailurePolicy() + " " + w.getClientConfig().getService().getPath())
-        .containsExactly("gpu-pods.mutate.gpu-admission.io Fail /mutate", "other-pods.mutate.gpu-admission.io Ignore /mutate");
-    assertThat(mutating.getWebhooks()).allSatisfy(w -> {
-      assertThat(w.getSideEffects()).isEqualTo("None");
-      assertThat(w.getAdmissionReviewVersions()).containsExactly("v1");
-      assertThat(w.getReinvocationPolicy()).isEqualTo("IfNeeded");
-      assertThat(w.getTimeoutSeconds()).isLessThanOrEqualTo(5);
-      assertThat(w.getNamespaceSelector().getMatchExpressions().get(0).getValues()).contains("kube-system", "gpu-admission");
-    });
+        .extracting(
+            w ->
+                w.getName()
+                    + " "
+                    + w.getFailurePolicy()
+                    + " "
+                    + w.getClientConfig().getService().getPath())
+        .containsExactly(
+            "gpu-pods.mutate.gpu-admission.io Fail /mutate",
+            "other-pods.mutate.gpu-admission.io Ignore /mutate");
+    assertThat(mutating.getWebhooks())
+        .allSatisfy(
+            w -> {
+              assertThat(w.getSideEffects()).isEqualTo("None");
+              assertThat(w.getAdmissionReviewVersions()).containsExactly("v1");
+              assertThat(w.getReinvocationPolicy()).isEqualTo("IfNeeded");
+              assertThat(w.getTimeoutSeconds()).isLessThanOrEqualTo(5);
+              assertThat(w.getNamespaceSelector().getMatchExpressions().get(0).getValues())
+                  .contains("kube-system", "gpu-admission");
+            });
     assertThat(validating.getWebhooks())
-        .extracting(w -> w.getName() + " " + w.getFailurePolicy() + " " + w.getClientConfig().getService().getPath())
+        .extracting(
+            w ->
+                w.getName()
+                    + " "
+                    + w.getFailurePolicy()
+                    + " "
+                    + w.getClientConfig().getService().getPath())
         .containsExactly(
             "pods.validate.gpu-admission.io Fail /validate",
             "workloads.validate.gpu-admission.io Ignore /validate",
             "policy.validate.gpu-admission.io Ignore /validate");
-    assertThat(validating.getWebhooks()).allSatisfy(w -> assertThat(w.getSideEffects()).isEqualTo("None"));
+    assertThat(validating.getWebhooks())
+        .allSatisfy(w -> assertThat(w.getSideEffects()).isEqualTo("None"));
   }
 
   @Test
@@ -73,9 +106,11 @@ class ManifestsTest {
     var local = (MutatingWebhookConfiguration) load("webhooks-local.yaml").get(0);
     var validating = (ValidatingWebhookConfiguration) load("webhooks-local.yaml").get(1);
 
-    assertThat(local.getWebhooks()).extracting(w -> w.getClientConfig().getUrl())
+    assertThat(local.getWebhooks())
+        .extracting(w -> w.getClientConfig().getUrl())
         .containsExactly("https://127.0.0.1:8443/mutate", "https://127.0.0.1:8443/mutate");
-    assertThat(validating.getWebhooks()).extracting(w -> w.getClientConfig().getUrl())
+    assertThat(validating.getWebhooks())
+        .extracting(w -> w.getClientConfig().getUrl())
         .containsOnly("https://127.0.0.1:8443/validate");
   }
 
@@ -85,11 +120,15 @@ class ManifestsTest {
     var deployment = (Deployment) objects.get(0);
     var container = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
 
-    assertThat(objects).extracting(HasMetadata::getKind).containsExactly("Deployment", "PodDisruptionBudget", "Service");
+    assertThat(objects)
+        .extracting(HasMetadata::getKind)
+        .containsExactly("Deployment", "PodDisruptionBudget", "Service");
     assertThat(deployment.getSpec().getReplicas()).isEqualTo(2);
-    assertThat(deployment.getSpec().getTemplate().getSpec().getAffinity().getPodAntiAffinity()).isNotNull();
+    assertThat(deployment.getSpec().getTemplate().getSpec().getAffinity().getPodAntiAffinity())
+        .isNotNull();
     assertThat(container.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
-    assertThat(deployment.getSpec().getTemplate().getSpec().getSecurityContext().getRunAsNonRoot()).isTrue();
+    assertThat(deployment.getSpec().getTemplate().getSpec().getSecurityContext().getRunAsNonRoot())
+        .isTrue();
     assertThat(container.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/q/health/ready");
     assertThat(container.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/q/health/live");
     assertThat(container.getReadinessProbe().getHttpGet().getScheme()).isEqualTo("HTTPS");
@@ -97,21 +136,36 @@ class ManifestsTest {
 
   @Test
   void everyManifestParses() throws IOException {
-    for (var file : List.of("base/namespace.yaml", "base/rbac.yaml", "base/policy-configmap.yaml", "cert-manager/certificate.yaml", "webhooks-local.yaml")) {
+    for (var file :
+        List.of(
+            "base/namespace.yaml",
+            "base/rbac.yaml",
+            "base/policy-configmap.yaml",
+            "cert-manager/certificate.yaml",
+            "webhooks-local.yaml")) {
       assertThat(load(file)).as(file).isNotEmpty();
     }
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("overlays")
-  void everyOverlayRendersKnownKindsWithConsistentNamesAndNoPlaceholder(String dir) throws Exception {
+  void everyOverlayRendersKnownKindsWithConsistentNamesAndNoPlaceholder(String dir)
+      throws Exception {
     var yaml = Overlays.render(dir);
-    assertThat(yaml).doesNotContain("CA_BUNDLE").doesNotContainIgnoringCase("placeholder").doesNotContain("example.com");
+    assertThat(yaml)
+        .doesNotContain("CA_BUNDLE")
+        .doesNotContainIgnoringCase("placeholder")
+        .doesNotContain("example.com");
 
     var objects = Overlays.objects(yaml);
     var ids = new java.util.HashSet<String>();
     for (var object : objects) {
-      var id = object.getKind() + " " + object.getMetadata().getNamespace() + "/" + object.getMetadata().getName();
+      var id =
+          object.getKind()
+              + " "
+              + object.getMetadata().getNamespace()
+              + "/"
+              + object.getMetadata().getName();
       assertThat(ids.add(id)).as("%s appears once", id).isTrue();
       if (object instanceof GenericKubernetesResource) {
         assertThat(object.getApiVersion().split("/")[0] + " " + object.getKind())
@@ -121,20 +175,52 @@ class ManifestsTest {
       if (object instanceof Namespaced || object instanceof GenericKubernetesResource) {
         assertThat(object.getMetadata().getNamespace())
             .as(id)
-            .isIn("gpu-admission", "RoleBinding".equals(object.getKind()) ? "kube-system" : "gpu-admission");
+            .isIn(
+                "gpu-admission",
+                "RoleBinding".equals(object.getKind()) ? "kube-system" : "gpu-admission");
       } else {
         assertThat(object.getMetadata().getNamespace()).as("%s is cluster-scoped", id).isNull();
       }
       if (object instanceof RoleBinding binding) {
-        assertThat(binding.getSubjects()).allSatisfy(subject -> assertThat(has(objects, "ServiceAccount", subject.getNamespace(), subject.getName())).as(id).isTrue());
-        if ("Role".equals(binding.getRoleRef().getKind()) && !"kube-system".equals(binding.getMetadata().getNamespace())) {
-          assertThat(has(objects, "Role", binding.getMetadata().getNamespace(), binding.getRoleRef().getName())).as(id).isTrue();
+        assertThat(binding.getSubjects())
+            .allSatisfy(
+                subject ->
+                    assertThat(
+                            has(
+                                objects,
+                                "ServiceAccount",
+                                subject.getNamespace(),
+                                subject.getName()))
+                        .as(id)
+                        .isTrue());
+        if ("Role".equals(binding.getRoleRef().getKind())
+            && !"kube-system".equals(binding.getMetadata().getNamespace())) {
+          assertThat(
+                  has(
+                      objects,
+                      "Role",
+                      binding.getMetadata().getNamespace(),
+                      binding.getRoleRef().getName()))
+              .as(id)
+              .isTrue();
         }
       }
       if (object instanceof ClusterRoleBinding binding) {
-        assertThat(binding.getSubjects()).allSatisfy(subject -> assertThat(has(objects, "ServiceAccount", subject.getNamespace(), subject.getName())).as(id).isTrue());
+        assertThat(binding.getSubjects())
+            .allSatisfy(
+                subject ->
+                    assertThat(
+                            has(
+                                objects,
+                                "ServiceAccount",
+                                subject.getNamespace(),
+                                subject.getName()))
+                        .as(id)
+                        .isTrue());
         if (!binding.getRoleRef().getName().startsWith("system:")) {
-          assertThat(has(objects, "ClusterRole", null, binding.getRoleRef().getName())).as(id).isTrue();
+          assertThat(has(objects, "ClusterRole", null, binding.getRoleRef().getName()))
+              .as(id)
+              .isTrue();
         }
       }
     }
@@ -148,22 +234,34 @@ class ManifestsTest {
   @Test
   void baseInstallMakesItsOwnCertificateWithJustTheAccessItNeeds() throws Exception {
     var objects = Overlays.renderObjects("manifests");
-    var container = deployment(objects, "gpu-admission").getSpec().getTemplate().getSpec().getContainers().get(0);
+    var container =
+        deployment(objects, "gpu-admission")
+            .getSpec()
+            .getTemplate()
+            .getSpec()
+            .getContainers()
+            .get(0);
 
     assertThat(env(container, "GPU_ADMISSION_TLS_SELF_MANAGED")).isEqualTo("true");
     assertThat(deployment(objects, "gpu-admission").getSpec().getTemplate().getSpec().getVolumes())
         .noneMatch(v -> v.getSecret() != null);
-    assertThat(webhookClientConfigs(objects)).hasSize(5).allSatisfy(c -> assertThat(c.getCaBundle()).isNull());
+    assertThat(webhookClientConfigs(objects))
+        .hasSize(5)
+        .allSatisfy(c -> assertThat(c.getCaBundle()).isNull());
     var secret = defaultOf("secretName");
     var webhooks = defaultOf("webhookConfigurationName");
     var role = (Role) find(objects, "Role", "gpu-admission", "gpu-admission-certificates");
     assertThat(role.getRules())
         .extracting(r -> r.getResources() + " " + r.getResourceNames() + " " + r.getVerbs())
         .containsExactly("[secrets] [" + secret + "] [get, update]", "[secrets] [] [create]");
-    var clusterRole = (ClusterRole) find(objects, "ClusterRole", null, "gpu-admission-certificates");
+    var clusterRole =
+        (ClusterRole) find(objects, "ClusterRole", null, "gpu-admission-certificates");
     assertThat(clusterRole.getRules())
         .extracting(r -> r.getResources() + " " + r.getResourceNames() + " " + r.getVerbs())
-        .containsExactly("[mutatingwebhookconfigurations, validatingwebhookconfigurations] [" + webhooks + "] [get, update]");
+        .containsExactly(
+            "[mutatingwebhookconfigurations, validatingwebhookconfigurations] ["
+                + webhooks
+                + "] [get, update]");
     assertThat(find(objects, "MutatingWebhookConfiguration", null, webhooks)).isNotNull();
     assertThat(find(objects, "ValidatingWebhookConfiguration", null, webhooks)).isNotNull();
   }
@@ -175,79 +273,30 @@ class ManifestsTest {
     var container = pod.getContainers().get(0);
 
     assertThat(env(container, "GPU_ADMISSION_TLS_SELF_MANAGED")).isEqualTo("false");
-    var mount = container.getVolumeMounts().stream().filter(m -> "tls".equals(m.getName())).findFirst().orElseThrow();
-    assertThat(env(container, "GPU_ADMISSION_TLS_CERT")).isEqualTo(mount.getMountPath() + "/tls.crt");
-    assertThat(env(container, "GPU_ADMISSION_TLS_KEY")).isEqualTo(mount.getMountPath() + "/tls.key");
-    var volume = pod.getVolumes().stream().filter(v -> "tls".equals(v.getName())).findFirst().orElseThrow();
+    var mount =
+        container.getVolumeMounts().stream()
+            .filter(m -> "tls".equals(m.getName()))
+            .findFirst()
+            .orElseThrow();
+    assertThat(env(container, "GPU_ADMISSION_TLS_CERT"))
+        .isEqualTo(mount.getMountPath() + "/tls.crt");
+    assertThat(env(container, "GPU_ADMISSION_TLS_KEY"))
+        .isEqualTo(mount.getMountPath() + "/tls.key");
+    var volume =
+        pod.getVolumes().stream().filter(v -> "tls".equals(v.getName())).findFirst().orElseThrow();
     assertThat(volume.getSecret().getSecretName()).isEqualTo("gpu-admission-tls");
     assertThat(volume.getEmptyDir()).isNull();
-    var certificate = (GenericKubernetesResource) find(objects, "Certificate", "gpu-admission", "gpu-admission-tls");
+    var certificate =
+        (GenericKubernetesResource)
+            find(objects, "Certificate", "gpu-admission", "gpu-admission-tls");
     assertThat(certificate.get("spec", "secretName").toString()).isEqualTo("gpu-admission-tls");
-    assertThat(certificate.get("spec", "dnsNames").toString()).contains("gpu-admission.gpu-admission.svc");
+    assertThat(certificate.get("spec", "dnsNames").toString())
+        .contains("gpu-admission.gpu-admission.svc");
     for (var kind : List.of("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")) {
       assertThat(find(objects, kind, null, "gpu-admission").getMetadata().getAnnotations())
           .containsEntry("cert-manager.io/inject-ca-from", "gpu-admission/gpu-admission-tls");
     }
-    assertThat(objects).noneMatch(o -> o.getMetadata().getName().equals("gpu-admission-certificates"));
-  }
-
-  /** Every webhook calls the Service on a port that reaches the container's HTTPS port, on a path the app serves. */
-  static void assertWebhooksCallTheServiceOnExistingPaths(List<HasMetadata> objects) {
-    var paths = java.util.Arrays.stream(io.gpuadmission.admission.AdmissionResource.class.getMethods())
-        .map(m -> m.getAnnotation(jakarta.ws.rs.Path.class))
-        .filter(java.util.Objects::nonNull)
-        .map(p -> "/" + p.value())
-        .toList();
-    for (var config : webhookClientConfigs(objects)) {
-      var reference = config.getService();
-      var service = (Service) find(objects, "Service", reference.getNamespace(), reference.getName());
-      assertThat(paths).contains(reference.getPath());
-      assertServicePortReachesHttps(objects, service, reference.getPort());
-    }
-  }
-
-  static void assertServicePortReachesHttps(List<HasMetadata> objects, Service service, int port) {
-    var servicePort = service.getSpec().getPorts().stream().filter(p -> p.getPort() == port).findFirst().orElseThrow();
-    var pod = deployment(objects, "gpu-admission").getSpec().getTemplate();
-    assertThat(service.getSpec().getSelector()).isEqualTo(pod.getMetadata().getLabels());
-    assertThat(pod.getSpec().getContainers().get(0).getPorts())
-        .anyMatch(p -> p.getName().equals(servicePort.getTargetPort().getStrVal()) && p.getContainerPort() == 8443);
-  }
-
-  static List<io.fabric8.kubernetes.api.model.admissionregistration.v1.WebhookClientConfig> webhookClientConfigs(List<HasMetadata> objects) {
-    var configs = new ArrayList<io.fabric8.kubernetes.api.model.admissionregistration.v1.WebhookClientConfig>();
-    for (var object : objects) {
-      if (object instanceof MutatingWebhookConfiguration m) {
-        m.getWebhooks().forEach(w -> configs.add(w.getClientConfig()));
-      } else if (object instanceof ValidatingWebhookConfiguration v) {
-        v.getWebhooks().forEach(w -> configs.add(w.getClientConfig()));
-      }
-    }
-    return configs;
-  }
-
-  /** The default the application uses for a certificate setting, so the manifests cannot drift from it. */
-  static String defaultOf(String setting) throws NoSuchMethodException {
-    return io.gpuadmission.tls.CertificateConfig.class.getMethod(setting).getAnnotation(io.smallrye.config.WithDefault.class).value();
-  }
-
-  static HasMetadata find(List<HasMetadata> objects, String kind, String namespace, String name) {
-    return objects.stream()
-        .filter(o -> o.getKind().equals(kind) && java.util.Objects.equals(o.getMetadata().getNamespace(), namespace) && o.getMetadata().getName().equals(name))
-        .findFirst()
-        .orElseThrow(() -> new AssertionError("no " + kind + " " + namespace + "/" + name + " in the rendered overlay"));
-  }
-
-  static boolean has(List<HasMetadata> objects, String kind, String namespace, String name) {
-    return objects.stream()
-        .anyMatch(o -> o.getKind().equals(kind) && java.util.Objects.equals(o.getMetadata().getNamespace(), namespace) && o.getMetadata().getName().equals(name));
-  }
-
-  static Deployment deployment(List<HasMetadata> objects, String name) {
-    return (Deployment) find(objects, "Deployment", "gpu-admission", name);
-  }
-
-  static String env(io.fabric8.kubernetes.api.model.Container container, String name) {
-    return container.getEnv().stream().filter(e -> e.getName().equals(name)).findFirst().map(e -> e.getValue()).orElse(null);
+    assertThat(objects)
+        .noneMatch(o -> o.getMetadata().getName().equals("gpu-admission-certificates"));
   }
 }

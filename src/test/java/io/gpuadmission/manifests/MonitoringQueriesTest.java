@@ -13,7 +13,6 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import java.net.URL;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
@@ -27,8 +26,22 @@ import org.junit.jupiter.api.Test;
 class MonitoringQueriesTest {
   /** Series Prometheus makes itself, not the service. */
   private static final Set<String> FROM_PROMETHEUS = Set.of("up");
+
   private static final Set<String> KEYWORDS =
-      Set.of("and", "or", "unless", "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset", "inf", "nan");
+      Set.of(
+          "and",
+          "or",
+          "unless",
+          "by",
+          "without",
+          "on",
+          "ignoring",
+          "group_left",
+          "group_right",
+          "bool",
+          "offset",
+          "inf",
+          "nan");
   private static final Pattern IDENTIFIER = Pattern.compile("[a-zA-Z_:][a-zA-Z0-9_:]*");
 
   @TestHTTPResource(value = "/", tls = true)
@@ -38,10 +51,17 @@ class MonitoringQueriesTest {
   void everyQueriedMetricIsExposedByTheService() throws Exception {
     var objects = Overlays.renderObjects("manifests/monitoring");
     var expressions = new ArrayList<String>();
-    var rule = (GenericKubernetesResource) ManifestsTest.find(objects, "PrometheusRule", "gpu-admission", "gpu-admission");
-    new ObjectMapper().valueToTree(rule.getAdditionalProperties().get("spec")).path("groups")
-        .forEach(group -> group.path("rules").forEach(r -> expressions.add(r.path("expr").asText())));
-    var dashboardMap = (ConfigMap) ManifestsTest.find(objects, "ConfigMap", "gpu-admission", "gpu-admission-dashboard");
+    var rule =
+        (GenericKubernetesResource)
+            RenderedObjects.find(objects, "PrometheusRule", "gpu-admission", "gpu-admission");
+    new ObjectMapper()
+        .valueToTree(rule.getAdditionalProperties().get("spec"))
+        .path("groups")
+        .forEach(
+            group -> group.path("rules").forEach(r -> expressions.add(r.path("expr").asText())));
+    var dashboardMap =
+        (ConfigMap)
+            RenderedObjects.find(objects, "ConfigMap", "gpu-admission", "gpu-admission-dashboard");
     var dashboard = new ObjectMapper().readTree(dashboardMap.getData().get("gpu-admission.json"));
     for (JsonNode panel : dashboard.path("panels")) {
       panel.path("targets").forEach(t -> expressions.add(t.path("expr").asText()));
@@ -52,18 +72,31 @@ class MonitoringQueriesTest {
     var queried = new TreeSet<String>();
     expressions.forEach(e -> queried.addAll(metricNames(e)));
 
-    assertThat(queried).contains("gpu_admission_requests_total", "gpu_admission_certificate_expiry_timestamp_seconds");
-    assertThat(queried).allSatisfy(name -> assertThat(exposed).as("metric %s queried by the monitoring overlay", name).contains(name));
+    assertThat(queried)
+        .contains(
+            "gpu_admission_requests_total", "gpu_admission_certificate_expiry_timestamp_seconds");
+    assertThat(queried)
+        .allSatisfy(
+            name ->
+                assertThat(exposed)
+                    .as("metric %s queried by the monitoring overlay", name)
+                    .contains(name));
   }
 
   @Test
   void metricNamesAreReadFromPromqlWithoutFunctionsLabelsOrKeywords() {
-    assertThat(metricNames("histogram_quantile(0.99, sum by (le, endpoint) (rate(a_bucket{x=\"y\"}[5m]))) > 1 and on(job) b"))
+    assertThat(
+            metricNames(
+                "histogram_quantile(0.99, sum by (le, endpoint) (rate(a_bucket{x=\"y\"}[5m]))) > 1"
+                    + " and on(job) b"))
         .containsExactlyInAnyOrder("a_bucket", "b");
     assertThat(metricNames("min(c_seconds) - time() < 14 * 86400")).containsExactly("c_seconds");
   }
 
-  /** Metric names in a PromQL expression: identifiers that are not functions, keywords, labels or strings. */
+  /**
+   * Metric names in a PromQL expression: identifiers that are not functions, keywords, labels or
+   * strings.
+   */
   static Set<String> metricNames(String expression) {
     var stripped =
         expression
@@ -78,7 +111,11 @@ class MonitoringQueriesTest {
       var name = matcher.group();
       var rest = stripped.substring(matcher.end()).stripLeading();
       var previous = matcher.start() == 0 ? ' ' : stripped.charAt(matcher.start() - 1);
-      if (!rest.startsWith("(") && !KEYWORDS.contains(name) && !Character.isDigit(previous) && previous != '.' && !FROM_PROMETHEUS.contains(name)) {
+      if (!rest.startsWith("(")
+          && !KEYWORDS.contains(name)
+          && !Character.isDigit(previous)
+          && previous != '.'
+          && !FROM_PROMETHEUS.contains(name)) {
         names.add(name);
       }
     }
@@ -87,12 +124,33 @@ class MonitoringQueriesTest {
 
   /** Names on /q/metrics after one review once warm-up is over (request meters start then). */
   private Set<String> exposedMetricNames() {
-    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60))
-        .until(() -> given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/ready").statusCode() == 200);
-    given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON)
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(60))
+        .until(
+            () ->
+                given()
+                        .relaxedHTTPSValidation()
+                        .baseUri(base.toString())
+                        .get("/q/health/ready")
+                        .statusCode()
+                    == 200);
+    given()
+        .relaxedHTTPSValidation()
+        .baseUri(base.toString())
+        .contentType(ContentType.JSON)
         .body(Fixtures.text(Fixtures.path("reviews/pod-topology-worker.json")))
-        .post("/mutate").then().statusCode(200);
-    var text = given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").then().statusCode(200).extract().asString();
+        .post("/mutate")
+        .then()
+        .statusCode(200);
+    var text =
+        given()
+            .relaxedHTTPSValidation()
+            .baseUri(base.toString())
+            .get("/q/metrics")
+            .then()
+            .statusCode(200)
+            .extract()
+            .asString();
     var names = new TreeSet<String>();
     for (var line : text.split("\n")) {
       if (!line.isBlank() && !line.startsWith("#")) {
@@ -102,5 +160,4 @@ class MonitoringQueriesTest {
     }
     return names;
   }
-
 }

@@ -15,14 +15,17 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * Renders kustomize overlays offline with {@code kubectl kustomize DIR}, as {@code kubectl apply -k}
- * would before sending them, and parses the result with the fabric8 model.
+ * Renders kustomize overlays offline with {@code kubectl kustomize DIR}, as {@code kubectl apply
+ * -k} would before sending them, and parses the result with the fabric8 model.
  */
 final class Overlays {
   /** Every install the README offers, plus one combination of components. */
-  static final List<String> ALL = List.of("manifests", "manifests/cert-manager", "manifests/scheduler", "manifests/monitoring");
+  static final List<String> ALL =
+      List.of("manifests", "manifests/cert-manager", "manifests/scheduler", "manifests/monitoring");
+
   /** kubectl 1.21 is the first to embed kustomize 4 (components, inline patches). */
   private static final int MINIMUM_MINOR = 21;
+
   private static final Pattern CLIENT_MINOR = Pattern.compile("\"minor\"\\s*:\\s*\"(\\d+)");
   private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
   private static String kubectlProblem;
@@ -41,7 +44,9 @@ final class Overlays {
   @SuppressWarnings("unchecked")
   static List<HasMetadata> objects(String renderedYaml) {
     var parsed = SERIALIZATION.unmarshal(renderedYaml);
-    return parsed instanceof List<?> list ? new ArrayList<>((List<HasMetadata>) list) : List.of((HasMetadata) parsed);
+    return parsed instanceof List<?> list
+        ? new ArrayList<>((List<HasMetadata>) list)
+        : List.of((HasMetadata) parsed);
   }
 
   static List<HasMetadata> renderObjects(String dir) throws IOException, InterruptedException {
@@ -76,11 +81,16 @@ final class Overlays {
           kubectlProblem = "kubectl version --client failed: " + version.error();
         } else if (Integer.parseInt(matcher.group(1)) < MINIMUM_MINOR) {
           kubectlProblem =
-              "kubectl 1." + matcher.group(1) + " embeds a kustomize too old for components; install kubectl 1."
-                  + MINIMUM_MINOR + " or newer to render the overlays";
+              "kubectl 1."
+                  + matcher.group(1)
+                  + " embeds a kustomize too old for components; install kubectl 1."
+                  + MINIMUM_MINOR
+                  + " or newer to render the overlays";
         }
       } catch (IOException notInstalled) {
-        kubectlProblem = "kubectl is not installed (.ci/run installs it with apt): the overlays cannot be rendered";
+        kubectlProblem =
+            "kubectl is not installed (.ci/run installs it with apt): the overlays cannot be"
+                + " rendered";
       }
     }
     Assumptions.assumeTrue(kubectlProblem == null, () -> kubectlProblem);

@@ -33,8 +33,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Certificate rotation without restart, over HTTPS: while a client keeps posting reviews, the
  * certificate files are replaced, then a certificate is installed from memory as the self-managed
- * path does; new
- * connections get the new certificate within the check period and no request fails.
+ * path does; new connections get the new certificate within the check period and no request fails.
  */
 @QuarkusTest
 @TestProfile(CertificateRotationTest.RotatingFiles.class)
@@ -69,9 +68,12 @@ class CertificateRotationTest {
   void newConnectionsGetTheReplacedCertificateAndNoRequestFails() throws Exception {
     var secondCa = newCa("rotation-ca-2");
     var thirdCa = newCa("rotation-ca-3");
-    var trusting = TlsClients.trusting(List.of(firstCa.signingCa(), secondCa.signingCa(), thirdCa.signingCa()));
+    var trusting =
+        TlsClients.trusting(
+            List.of(firstCa.signingCa(), secondCa.signingCa(), thirdCa.signingCa()));
     var port = base.getPort();
-    assertThat(TlsClients.handshake(trusting, port, "TLSv1.3").getIssuerX500Principal().getName()).isEqualTo("CN=rotation-ca-1");
+    assertThat(TlsClients.handshake(trusting, port, "TLSv1.3").getIssuerX500Principal().getName())
+        .isEqualTo("CN=rotation-ca-1");
 
     try (var load = new Load(trusting, URI.create("https://localhost:" + port + "/mutate"))) {
       load.awaitRequests(20);
@@ -79,8 +81,11 @@ class CertificateRotationTest {
       // An operator (or the kubelet, for a mounted Secret) replaces the files.
       var byHand = serving(secondCa);
       write(byHand);
-      await().atMost(CHECK_PERIOD.multipliedBy(10)).pollInterval(Duration.ofMillis(50))
-          .until(() -> TlsClients.handshake(trusting, port, "TLSv1.3").equals(byHand.certificate()));
+      await()
+          .atMost(CHECK_PERIOD.multipliedBy(10))
+          .pollInterval(Duration.ofMillis(50))
+          .until(
+              () -> TlsClients.handshake(trusting, port, "TLSv1.3").equals(byHand.certificate()));
       load.awaitRequests(load.succeeded() + 20);
 
       // The self-managed path: the Secret's certificate is served at once, no file, no wait.
@@ -105,9 +110,15 @@ class CertificateRotationTest {
     var original = Files.readAllBytes(key);
     try {
       Files.writeString(key.resolveSibling("tls.key.tmp"), other.keyPem());
-      Files.move(key.resolveSibling("tls.key.tmp"), key, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      Files.move(
+          key.resolveSibling("tls.key.tmp"),
+          key,
+          StandardCopyOption.ATOMIC_MOVE,
+          StandardCopyOption.REPLACE_EXISTING);
 
-      assertThat(served.check()).as("a key that does not match the certificate is not loaded").isFalse();
+      assertThat(served.check())
+          .as("a key that does not match the certificate is not loaded")
+          .isFalse();
       assertThat(TlsClients.handshake(trusting, base.getPort(), "TLSv1.3")).isEqualTo(before);
     } finally {
       Files.write(key, original);
@@ -119,16 +130,23 @@ class CertificateRotationTest {
   }
 
   static CertificateBundle serving(CertificateBundle ca) throws GeneralSecurityException {
-    return CertificateIssuer.serving(ca, ca.caCertificates(), List.of("localhost"), Instant.now(), Duration.ofDays(1));
+    return CertificateIssuer.serving(
+        ca, ca.caCertificates(), List.of("localhost"), Instant.now(), Duration.ofDays(1));
   }
 
   /** Writes key then certificate, each atomically, as make-dev-certs.sh does. */
   static void write(CertificateBundle bundle) throws IOException {
     Files.createDirectories(DIR);
-    for (var file : List.of(Map.entry("tls.key", bundle.keyPem()), Map.entry("tls.crt", bundle.certificatePem()))) {
+    for (var file :
+        List.of(
+            Map.entry("tls.key", bundle.keyPem()), Map.entry("tls.crt", bundle.certificatePem()))) {
       var temporary = DIR.resolve(file.getKey() + ".tmp");
       Files.writeString(temporary, file.getValue());
-      Files.move(temporary, DIR.resolve(file.getKey()), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      Files.move(
+          temporary,
+          DIR.resolve(file.getKey()),
+          StandardCopyOption.ATOMIC_MOVE,
+          StandardCopyOption.REPLACE_EXISTING);
     }
   }
 
@@ -141,7 +159,11 @@ class CertificateRotationTest {
     private final Thread thread;
 
     Load(javax.net.ssl.SSLContext trusting, URI uri) {
-      var client = HttpClient.newBuilder().sslContext(trusting).connectTimeout(Duration.ofSeconds(2)).build();
+      var client =
+          HttpClient.newBuilder()
+              .sslContext(trusting)
+              .connectTimeout(Duration.ofSeconds(2))
+              .build();
       var body = sample();
       thread =
           new Thread(
@@ -149,10 +171,14 @@ class CertificateRotationTest {
                 for (int i = 0; i < MAX_REQUESTS && running.get(); i++) {
                   try {
                     var request =
-                        HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).header("Content-Type", "application/json")
-                            .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
+                        HttpRequest.newBuilder(uri)
+                            .timeout(Duration.ofSeconds(5))
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                            .build();
                     var response = client.send(request, HttpResponse.BodyHandlers.ofString());
-                    if (response.statusCode() == 200 && response.body().contains("\"allowed\":true")) {
+                    if (response.statusCode() == 200
+                        && response.body().contains("\"allowed\":true")) {
                       succeeded.incrementAndGet();
                     } else {
                       failures.add("HTTP " + response.statusCode() + ": " + response.body());
@@ -177,7 +203,9 @@ class CertificateRotationTest {
     }
 
     void awaitRequests(int count) {
-      await().atMost(Duration.ofSeconds(20)).until(() -> succeeded.get() >= count || !failures.isEmpty() || !thread.isAlive());
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> succeeded.get() >= count || !failures.isEmpty() || !thread.isAlive());
     }
 
     void stop() throws InterruptedException {
@@ -191,8 +219,10 @@ class CertificateRotationTest {
     }
 
     private static byte[] sample() {
-      try (InputStream in = CertificateRotationTest.class.getResourceAsStream("/warmup/cpu-only.json")) {
-        return new String(in.readAllBytes(), StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_8);
+      try (InputStream in =
+          CertificateRotationTest.class.getResourceAsStream("/warmup/cpu-only.json")) {
+        return new String(in.readAllBytes(), StandardCharsets.UTF_8)
+            .getBytes(StandardCharsets.UTF_8);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

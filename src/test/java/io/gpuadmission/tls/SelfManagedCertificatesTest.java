@@ -3,9 +3,7 @@ package io.gpuadmission.tls;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhookConfiguration;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhookConfigurationBuilder;
-import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfiguration;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.EnableKubernetesMockClient;
 import io.gpuadmission.tls.CertificateSecretStore.Action;
@@ -26,7 +24,7 @@ import org.junit.jupiter.api.Test;
 class SelfManagedCertificatesTest {
   private static final String NAMESPACE = "gpu-admission";
   private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
-  private static final TestConfig CONFIG = new TestConfig();
+  private static final TestCertificateConfig CONFIG = new TestCertificateConfig();
 
   KubernetesClient client;
 
@@ -66,10 +64,19 @@ class SelfManagedCertificatesTest {
     }
     var foreign =
         new MutatingWebhookConfigurationBuilder()
-            .withNewMetadata().withName("someone-else").endMetadata()
-            .addNewWebhook().withName("x.example.com")
-            .withNewClientConfig().withNewService().withName("gpu-admission").withNamespace("other").endService().endClientConfig()
-            .withSideEffects("None").withAdmissionReviewVersions("v1")
+            .withNewMetadata()
+            .withName("someone-else")
+            .endMetadata()
+            .addNewWebhook()
+            .withName("x.example.com")
+            .withNewClientConfig()
+            .withNewService()
+            .withName("gpu-admission")
+            .withNamespace("other")
+            .endService()
+            .endClientConfig()
+            .withSideEffects("None")
+            .withAdmissionReviewVersions("v1")
             .endWebhook()
             .build();
     client.resource(foreign).create();
@@ -78,21 +85,64 @@ class SelfManagedCertificatesTest {
 
     assertThat(injector.inject(bundle.caPem())).isEqualTo(new CaBundleInjector.Injection(5, 0));
 
-    var expected = Base64.getEncoder().encodeToString(bundle.caPem().getBytes(StandardCharsets.US_ASCII));
-    var mutating = client.admissionRegistration().v1().mutatingWebhookConfigurations().withName("gpu-admission").get();
-    var validating = client.admissionRegistration().v1().validatingWebhookConfigurations().withName("gpu-admission").get();
-    assertThat(mutating.getWebhooks()).allSatisfy(w -> assertThat(w.getClientConfig().getCaBundle()).isEqualTo(expected));
-    assertThat(validating.getWebhooks()).allSatisfy(w -> assertThat(w.getClientConfig().getCaBundle()).isEqualTo(expected));
-    assertThat(client.admissionRegistration().v1().mutatingWebhookConfigurations().withName("someone-else").get()
-            .getWebhooks().get(0).getClientConfig().getCaBundle())
+    var expected =
+        Base64.getEncoder().encodeToString(bundle.caPem().getBytes(StandardCharsets.US_ASCII));
+    var mutating =
+        client
+            .admissionRegistration()
+            .v1()
+            .mutatingWebhookConfigurations()
+            .withName("gpu-admission")
+            .get();
+    var validating =
+        client
+            .admissionRegistration()
+            .v1()
+            .validatingWebhookConfigurations()
+            .withName("gpu-admission")
+            .get();
+    assertThat(mutating.getWebhooks())
+        .allSatisfy(w -> assertThat(w.getClientConfig().getCaBundle()).isEqualTo(expected));
+    assertThat(validating.getWebhooks())
+        .allSatisfy(w -> assertThat(w.getClientConfig().getCaBundle()).isEqualTo(expected));
+    assertThat(
+            client
+                .admissionRegistration()
+                .v1()
+                .mutatingWebhookConfigurations()
+                .withName("someone-else")
+                .get()
+                .getWebhooks()
+                .get(0)
+                .getClientConfig()
+                .getCaBundle())
         .isNull();
-    var versions = mutating.getMetadata().getResourceVersion() + "/" + validating.getMetadata().getResourceVersion();
+    var versions =
+        mutating.getMetadata().getResourceVersion()
+            + "/"
+            + validating.getMetadata().getResourceVersion();
 
-    assertThat(injector.inject(bundle.caPem()).changedWebhooks()).as("a second replica that agrees writes nothing").isZero();
-    assertThat(client.admissionRegistration().v1().mutatingWebhookConfigurations().withName("gpu-admission").get()
-            .getMetadata().getResourceVersion() + "/"
-            + client.admissionRegistration().v1().validatingWebhookConfigurations().withName("gpu-admission").get()
-                .getMetadata().getResourceVersion())
+    assertThat(injector.inject(bundle.caPem()).changedWebhooks())
+        .as("a second replica that agrees writes nothing")
+        .isZero();
+    assertThat(
+            client
+                    .admissionRegistration()
+                    .v1()
+                    .mutatingWebhookConfigurations()
+                    .withName("gpu-admission")
+                    .get()
+                    .getMetadata()
+                    .getResourceVersion()
+                + "/"
+                + client
+                    .admissionRegistration()
+                    .v1()
+                    .validatingWebhookConfigurations()
+                    .withName("gpu-admission")
+                    .get()
+                    .getMetadata()
+                    .getResourceVersion())
         .isEqualTo(versions);
   }
 
@@ -100,7 +150,9 @@ class SelfManagedCertificatesTest {
   void reportsWebhookConfigurationsThatDoNotExistYet() throws Exception {
     var bundle = store(T0).sync().bundle();
 
-    var injection = new CaBundleInjector(client, "gpu-admission", NAMESPACE, "gpu-admission").inject(bundle.caPem());
+    var injection =
+        new CaBundleInjector(client, "gpu-admission", NAMESPACE, "gpu-admission")
+            .inject(bundle.caPem());
 
     assertThat(injection).isEqualTo(new CaBundleInjector.Injection(0, 2));
   }
@@ -113,11 +165,15 @@ class SelfManagedCertificatesTest {
     var renewed = store(T0.plus(Duration.ofDays(250))).sync();
 
     assertThat(renewed.action()).isEqualTo(Action.RENEWED);
-    assertThat(renewed.bundle().certificate().getSerialNumber()).isNotEqualTo(first.certificate().getSerialNumber());
-    assertThat(renewed.bundle().certificate().getNotAfter().toInstant()).isEqualTo(T0.plus(Duration.ofDays(250 + 365)));
+    assertThat(renewed.bundle().certificate().getSerialNumber())
+        .isNotEqualTo(first.certificate().getSerialNumber());
+    assertThat(renewed.bundle().certificate().getNotAfter().toInstant())
+        .isEqualTo(T0.plus(Duration.ofDays(250 + 365)));
     assertThat(renewed.bundle().caCertificates()).containsExactly(first.signingCa());
     renewed.bundle().certificate().verify(first.signingCa().getPublicKey());
-    var stored = CertificateBundle.fromSecretData(client.secrets().inNamespace(NAMESPACE).withName("gpu-admission-tls").get().getData());
+    var stored =
+        CertificateBundle.fromSecretData(
+            client.secrets().inNamespace(NAMESPACE).withName("gpu-admission-tls").get().getData());
     assertThat(stored.certificate()).isEqualTo(renewed.bundle().certificate());
   }
 
@@ -135,17 +191,28 @@ class SelfManagedCertificatesTest {
 
   @Test
   void replacesASecretThatHoldsNoUsableCertificate() throws Exception {
-    client.secrets().inNamespace(NAMESPACE).resource(
+    client
+        .secrets()
+        .inNamespace(NAMESPACE)
+        .resource(
             new io.fabric8.kubernetes.api.model.SecretBuilder()
-                .withNewMetadata().withName("gpu-admission-tls").withNamespace(NAMESPACE).endMetadata()
-                .addToData("tls.crt", Base64.getEncoder().encodeToString("not a certificate".getBytes(StandardCharsets.US_ASCII)))
+                .withNewMetadata()
+                .withName("gpu-admission-tls")
+                .withNamespace(NAMESPACE)
+                .endMetadata()
+                .addToData(
+                    "tls.crt",
+                    Base64.getEncoder()
+                        .encodeToString("not a certificate".getBytes(StandardCharsets.US_ASCII)))
                 .build())
         .create();
 
     var outcome = store(T0).sync();
 
     assertThat(outcome.action()).isEqualTo(Action.RENEWED);
-    assertThat(client.secrets().inNamespace(NAMESPACE).withName("gpu-admission-tls").get().getData()).containsKey("ca.key");
+    assertThat(
+            client.secrets().inNamespace(NAMESPACE).withName("gpu-admission-tls").get().getData())
+        .containsKey("ca.key");
   }
 
   @Test
@@ -160,7 +227,9 @@ class SelfManagedCertificatesTest {
     assertThat(firstOutcome[0].action()).isEqualTo(Action.CREATED);
     assertThat(outcome.action()).isEqualTo(Action.ADOPTED);
     assertThat(outcome.bundle().certificate()).isEqualTo(firstOutcome[0].bundle().certificate());
-    var stored = CertificateBundle.fromSecretData(client.secrets().inNamespace(NAMESPACE).withName("gpu-admission-tls").get().getData());
+    var stored =
+        CertificateBundle.fromSecretData(
+            client.secrets().inNamespace(NAMESPACE).withName("gpu-admission-tls").get().getData());
     assertThat(stored.certificate()).isEqualTo(firstOutcome[0].bundle().certificate());
   }
 
@@ -177,7 +246,9 @@ class SelfManagedCertificatesTest {
     assertThat(firstOutcome[0].action()).isEqualTo(Action.RENEWED);
     assertThat(outcome.action()).isEqualTo(Action.ADOPTED);
     assertThat(outcome.bundle().certificate()).isEqualTo(firstOutcome[0].bundle().certificate());
-    assertThat(store(due).sync().action()).as("nothing left to do for either").isEqualTo(Action.UNCHANGED);
+    assertThat(store(due).sync().action())
+        .as("nothing left to do for either")
+        .isEqualTo(Action.UNCHANGED);
   }
 
   private CertificateSecretStore store(Instant now) {
@@ -202,49 +273,5 @@ class SelfManagedCertificatesTest {
         new io.fabric8.kubernetes.client.utils.KubernetesSerialization()
             .unmarshal(Files.readString(Path.of("manifests", file)));
     return ((List<HasMetadata>) parsed).stream().filter(Objects::nonNull).toList();
-  }
-
-  /** A fixed clock that runs {@code interleaved} the first time it is read: a replica racing this one. */
-  private static final class RacingClock extends Clock {
-    private final Instant now;
-    private Runnable interleaved;
-
-    RacingClock(Instant now, Runnable interleaved) {
-      this.now = now;
-      this.interleaved = interleaved;
-    }
-
-    @Override
-    public Instant instant() {
-      if (interleaved != null) {
-        var run = interleaved;
-        interleaved = null;
-        run.run();
-      }
-      return now;
-    }
-
-    @Override
-    public ZoneOffset getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(java.time.ZoneId zone) {
-      return this;
-    }
-  }
-
-  private static final class TestConfig implements CertificateConfig {
-    @Override public Path certFile() { return Path.of("unused.crt"); }
-    @Override public Path keyFile() { return Path.of("unused.key"); }
-    @Override public Duration checkPeriod() { return Duration.ofSeconds(10); }
-    @Override public boolean selfManaged() { return true; }
-    @Override public String secretName() { return "gpu-admission-tls"; }
-    @Override public String serviceName() { return "gpu-admission"; }
-    @Override public String webhookConfigurationName() { return "gpu-admission"; }
-    @Override public Duration syncPeriod() { return Duration.ofMinutes(1); }
-    @Override public Duration servingValidity() { return Duration.ofDays(365); }
-    @Override public Duration caValidity() { return Duration.ofDays(1825); }
   }
 }

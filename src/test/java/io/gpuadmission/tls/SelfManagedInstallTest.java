@@ -43,7 +43,8 @@ class SelfManagedInstallTest {
   public static final class SelfManaged implements QuarkusTestProfile {
     @Override
     public Map<String, String> getConfigOverrides() {
-      return Map.of("gpu-admission.tls.self-managed", "true", "gpu-admission.tls.sync-period", "500ms");
+      return Map.of(
+          "gpu-admission.tls.self-managed", "true", "gpu-admission.tls.sync-period", "500ms");
     }
   }
 
@@ -54,8 +55,12 @@ class SelfManagedInstallTest {
     public void accept(KubernetesServer server) {
       try {
         var objects =
-            (List<HasMetadata>) new KubernetesSerialization().unmarshal(Files.readString(Path.of("manifests/base/webhooks.yaml")));
-        objects.stream().filter(Objects::nonNull).forEach(o -> server.getClient().resource(o).create());
+            (List<HasMetadata>)
+                new KubernetesSerialization()
+                    .unmarshal(Files.readString(Path.of("manifests/base/webhooks.yaml")));
+        objects.stream()
+            .filter(Objects::nonNull)
+            .forEach(o -> server.getClient().resource(o).create());
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException(e);
       }
@@ -69,8 +74,16 @@ class SelfManagedInstallTest {
 
   @Test
   void servesTheSecretsCertificateWritesItsCaIntoTheWebhooksAndFollowsARenewal() throws Exception {
-    await().atMost(Duration.ofSeconds(60))
-        .until(() -> given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/ready").statusCode() == 200);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () ->
+                given()
+                        .relaxedHTTPSValidation()
+                        .baseUri(base.toString())
+                        .get("/q/health/ready")
+                        .statusCode()
+                    == 200);
     var secret = client.secrets().inNamespace(NAMESPACE).withName("gpu-admission-tls").get();
     var bundle = CertificateBundle.fromSecretData(secret.getData());
     var trusting = TlsClients.trustingAnything();
@@ -78,12 +91,21 @@ class SelfManagedInstallTest {
     var served = TlsClients.handshake(trusting, base.getPort(), "TLSv1.3");
     assertThat(served).isEqualTo(bundle.certificate());
     served.verify(bundle.signingCa().getPublicKey());
-    var caBundle = Base64.getEncoder().encodeToString(bundle.caPem().getBytes(StandardCharsets.US_ASCII));
+    var caBundle =
+        Base64.getEncoder().encodeToString(bundle.caPem().getBytes(StandardCharsets.US_ASCII));
     var webhooks = client.admissionRegistration().v1();
-    assertThat(webhooks.mutatingWebhookConfigurations().withName("gpu-admission").get().getWebhooks())
-        .hasSize(2).allSatisfy(w -> assertThat(w.getClientConfig().getCaBundle()).isEqualTo(caBundle));
-    assertThat(webhooks.validatingWebhookConfigurations().withName("gpu-admission").get().getWebhooks())
-        .hasSize(3).allSatisfy(w -> assertThat(w.getClientConfig().getCaBundle()).isEqualTo(caBundle));
+    assertThat(
+            webhooks.mutatingWebhookConfigurations().withName("gpu-admission").get().getWebhooks())
+        .hasSize(2)
+        .allSatisfy(w -> assertThat(w.getClientConfig().getCaBundle()).isEqualTo(caBundle));
+    assertThat(
+            webhooks
+                .validatingWebhookConfigurations()
+                .withName("gpu-admission")
+                .get()
+                .getWebhooks())
+        .hasSize(3)
+        .allSatisfy(w -> assertThat(w.getClientConfig().getCaBundle()).isEqualTo(caBundle));
 
     // Another replica renews: this one serves the new certificate from its next sync on.
     var renewed =
@@ -97,10 +119,17 @@ class SelfManagedInstallTest {
                 "gpu-admission.gpu-admission.svc.cluster.local"),
             Instant.now(),
             Duration.ofDays(365));
-    client.secrets().inNamespace(NAMESPACE)
+    client
+        .secrets()
+        .inNamespace(NAMESPACE)
         .resource(new SecretBuilder(secret).withData(renewed.toSecretData()).build())
         .update();
-    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
-        .until(() -> TlsClients.handshake(trusting, base.getPort(), "TLSv1.3").equals(renewed.certificate()));
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(100))
+        .until(
+            () ->
+                TlsClients.handshake(trusting, base.getPort(), "TLSv1.3")
+                    .equals(renewed.certificate()));
   }
 }

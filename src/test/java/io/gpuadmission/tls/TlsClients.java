@@ -9,11 +9,15 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 
-/** Test clients that trust exactly the CAs given, and fresh handshakes that show the served certificate. */
+/**
+ * Test clients that trust exactly the CAs given, and fresh handshakes that show the served
+ * certificate.
+ */
 final class TlsClients {
   private TlsClients() {}
 
-  static SSLContext trusting(List<X509Certificate> cas) throws GeneralSecurityException, IOException {
+  static SSLContext trusting(List<X509Certificate> cas)
+      throws GeneralSecurityException, IOException {
     var store = KeyStore.getInstance(KeyStore.getDefaultType());
     store.load(null, null);
     for (int i = 0; i < cas.size(); i++) {
@@ -49,8 +53,12 @@ final class TlsClients {
     return context;
   }
 
-  /** A new connection's handshake with {@code protocol}; returns the certificate the server presented. */
-  static X509Certificate handshake(SSLContext context, int port, String protocol) throws IOException {
+  /**
+   * A new connection's handshake with {@code protocol}; returns the certificate the server
+   * presented.
+   */
+  static X509Certificate handshake(SSLContext context, int port, String protocol)
+      throws IOException {
     try (var socket = (SSLSocket) context.getSocketFactory().createSocket("localhost", port)) {
       socket.setSoTimeout(5000);
       socket.setEnabledProtocols(new String[] {protocol});

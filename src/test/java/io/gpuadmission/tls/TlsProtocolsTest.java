@@ -30,7 +30,8 @@ class TlsProtocolsTest {
   private static final int HANDSHAKE = 22;
   private static final int PROTOCOL_VERSION = 70;
   private static final int HANDSHAKE_FAILURE = 40;
-  private static final List<Integer> GCM_AND_CBC = List.of(0xc02f, 0xc030, 0xc013, 0xc014, 0x009c, 0x002f, 0x0035);
+  private static final List<Integer> GCM_AND_CBC =
+      List.of(0xc02f, 0xc030, 0xc013, 0xc014, 0x009c, 0x002f, 0x0035);
 
   @TestHTTPResource(value = "/", tls = true)
   URL base;
@@ -43,7 +44,8 @@ class TlsProtocolsTest {
 
     var certificate = TlsClients.handshake(trusting, base.getPort(), protocol);
 
-    assertThat(certificate.getSubjectX500Principal().getName()).isEqualTo("CN=gpu-admission.gpu-admission.svc");
+    assertThat(certificate.getSubjectX500Principal().getName())
+        .isEqualTo("CN=gpu-admission.gpu-admission.svc");
   }
 
   @ParameterizedTest(name = "TLS 1.{0}")
@@ -75,14 +77,24 @@ class TlsProtocolsTest {
 
   @Test
   void refusesPlaintextHttpOnTheTlsPort() throws Exception {
-    var request = "POST /mutate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+    var request =
+        "POST /mutate HTTP/1.1\r\n"
+            + "Host: localhost\r\n"
+            + "Content-Type: application/json\r\n"
+            + "Content-Length: 2\r\n\r\n"
+            + "{}";
 
     var answer = exchange(request.getBytes(StandardCharsets.US_ASCII));
 
-    assertThat(new String(answer, StandardCharsets.US_ASCII)).doesNotContain("HTTP/1.1").doesNotContain("allowed");
+    assertThat(new String(answer, StandardCharsets.US_ASCII))
+        .doesNotContain("HTTP/1.1")
+        .doesNotContain("allowed");
   }
 
-  /** Sends {@code bytes} on a new connection; returns the first bytes back (a record header and alert), or none if it closes. */
+  /**
+   * Sends {@code bytes} on a new connection; returns the first bytes back (a record header and
+   * alert), or none if it closes.
+   */
   private byte[] exchange(byte[] bytes) throws IOException {
     try (var socket = new Socket("localhost", base.getPort())) {
       socket.setSoTimeout(10_000);
@@ -102,8 +114,8 @@ class TlsProtocolsTest {
   }
 
   /**
-   * A ClientHello for TLS 1.{@code minor - 1} offering {@code suites}, with the extensions ECDHE-RSA
-   * needs (groups, point formats, signature algorithms).
+   * A ClientHello for TLS 1.{@code minor - 1} offering {@code suites}, with the extensions
+   * ECDHE-RSA needs (groups, point formats, signature algorithms).
    */
   static byte[] clientHello(int minor, List<Integer> suites) {
     var body = new ByteArrayOutputStream();
@@ -120,7 +132,10 @@ class TlsProtocolsTest {
     var extensions = new ByteArrayOutputStream();
     extension(extensions, 0x000a, new byte[] {0, 4, 0, 0x17, 0, 0x18}); // groups: P-256, P-384
     extension(extensions, 0x000b, new byte[] {1, 0}); // point formats: uncompressed
-    extension(extensions, 0x000d, new byte[] {0, 6, 4, 1, 5, 1, 8, 4}); // rsa_pkcs1_sha256/384, rsa_pss_rsae_sha256
+    extension(
+        extensions,
+        0x000d,
+        new byte[] {0, 6, 4, 1, 5, 1, 8, 4}); // rsa_pkcs1_sha256/384, rsa_pss_rsae_sha256
     u16(body, extensions.size());
     body.writeBytes(extensions.toByteArray());
 
