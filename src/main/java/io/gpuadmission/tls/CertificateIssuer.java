@@ -118,7 +118,9 @@ public final class CertificateIssuer {
   private static X509Certificate sign(X509v3CertificateBuilder builder, KeyPair signer)
       throws GeneralSecurityException {
     try {
-      var contentSigner = new JcaContentSignerBuilder("SHA256withECDSA").build(signer.getPrivate());
+      var contentSigner = new JcaContentSignerBuilder(
+                  "RSA".equals(signer.getPrivate().getAlgorithm()) ? "SHA256withRSA" : "SHA256withECDSA")
+              .build(signer.getPrivate());
       return new JcaX509CertificateConverter().getCertificate(builder.build(contentSigner));
     } catch (OperatorCreationException e) {
       throw new GeneralSecurityException("could not sign the certificate", e);

@@ -2,8 +2,11 @@ package io.gpuadmission.tls;
 
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.api.model.SecretList;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import java.net.HttpURLConnection;
 import java.security.GeneralSecurityException;
 import java.security.cert.CertificateParsingException;
@@ -11,6 +14,7 @@ import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import org.jboss.logging.Logger;
 
@@ -120,8 +124,10 @@ public final class CertificateSecretStore {
         || !names(certificate).containsAll(dnsNames);
   }
 
+  /** The CA cannot sign a full serving lifetime, or its key is not its own. */
   private boolean caTooShort(CertificateBundle bundle, Instant now) {
-    return bundle.signingCa().getNotAfter().toInstant().isBefore(now.plus(servingValidity));
+    return bundle.signingCa().getNotAfter().toInstant().isBefore(now.plus(servingValidity))
+        || !ServedCertificate.matches(bundle.caKey(), bundle.signingCa());
   }
 
   /**
@@ -133,7 +139,7 @@ public final class CertificateSecretStore {
     var trusted = current == null ? List.<X509Certificate>of() : current.casValidAt(now);
     if (current == null || caTooShort(current, now)) {
       ca = CertificateIssuer.newCa("gpu-admission-ca", now, caValidity);
-      var withNew = new java.util.ArrayList<X509Certificate>(List.of(ca.signingCa()));
+      var withNew = new ArrayList<X509Certificate>(List.of(ca.signingCa()));
       withNew.addAll(trusted);
       trusted = withNew;
     }
@@ -165,11 +171,7 @@ public final class CertificateSecretStore {
         .build();
   }
 
-  private io.fabric8.kubernetes.client.dsl.NonNamespaceOperation<
-          Secret,
-          io.fabric8.kubernetes.api.model.SecretList,
-          io.fabric8.kubernetes.client.dsl.Resource<Secret>>
-      secrets() {
+  private NonNamespaceOperation<Secret, SecretList, Resource<Secret>> secrets() {
     return client.secrets().inNamespace(namespace);
   }
 

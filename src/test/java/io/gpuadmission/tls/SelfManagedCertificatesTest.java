@@ -216,6 +216,24 @@ class SelfManagedCertificatesTest {
   }
 
   @Test
+  void makesANewCaWhenTheStoredCaKeyIsNotTheCas() throws Exception {
+    var good = store(T0).sync().bundle();
+    var stranger = CertificateIssuer.newCa("stranger", T0, Duration.ofDays(1825));
+    var broken =
+        new CertificateBundle(good.caCertificates(), stranger.caKey(), good.certificate(), good.key());
+    var secrets = client.secrets().inNamespace(NAMESPACE);
+    var secret = secrets.withName("gpu-admission-tls").get();
+    secrets.resource(new io.fabric8.kubernetes.api.model.SecretBuilder(secret).withData(broken.toSecretData()).build()).update();
+
+    var outcome = store(T0.plus(Duration.ofDays(1))).sync();
+
+    assertThat(outcome.action()).isEqualTo(Action.RENEWED);
+    assertThat(outcome.bundle().signingCa()).isNotEqualTo(good.signingCa());
+    outcome.bundle().certificate().verify(outcome.bundle().signingCa().getPublicKey());
+    assertThat(store(T0.plus(Duration.ofDays(2))).sync().action()).isEqualTo(Action.UNCHANGED);
+  }
+
+  @Test
   void aSecondReplicaCreatingAtTheSameMomentAdoptsTheFirstOnesCertificate() throws Exception {
     var first = store(T0);
     var firstOutcome = new CertificateSecretStore.Outcome[1];
