@@ -63,7 +63,7 @@ public final class CertificateIssuer {
   }
 
   /**
-   * A serving certificate for {@code dnsNames} signed by {@code ca}'s signing CA; the result keeps
+   * A serving certificate for {@code dnsNames} (IPv4 literals become IP names) signed by {@code ca}'s signing CA; the result keeps
    * {@code trustedCas} (the signing CA first) as its CA list.
    */
   public static CertificateBundle serving(
@@ -77,8 +77,10 @@ public final class CertificateIssuer {
     var issuer = X500Name.getInstance(ca.signingCa().getSubjectX500Principal().getEncoded());
     var builder = builder(issuer, new X500Name("CN=" + dnsNames.get(0)), keys, now, validity);
     var names = new ArrayList<GeneralName>();
-    for (var dns : dnsNames) {
-      names.add(new GeneralName(GeneralName.dNSName, dns));
+    for (var name : dnsNames) {
+      // An IP literal (127.0.0.1: the extender's NodePort seen from a host-network scheduler).
+      var ip = Character.isDigit(name.charAt(0)) && name.matches("[0-9.]+");
+      names.add(new GeneralName(ip ? GeneralName.iPAddress : GeneralName.dNSName, name));
     }
     try {
       var utils = new JcaX509ExtensionUtils();

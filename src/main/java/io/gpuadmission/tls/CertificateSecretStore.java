@@ -62,13 +62,15 @@ public final class CertificateSecretStore {
             service + "." + namespace + ".svc",
             service,
             service + "." + namespace,
-            service + "." + namespace + ".svc.cluster.local");
+            service + "." + namespace + ".svc.cluster.local",
+            // A kube-scheduler on the host network reaches the extender on a NodePort at 127.0.0.1.
+            "127.0.0.1");
     this.servingValidity = config.servingValidity();
     this.caValidity = config.caValidity();
     this.clock = clock;
   }
 
-  /** DNS names the serving certificate must carry: the Service's, short and long. */
+  /** Names the serving certificate must carry: the Service's, short and long, and 127.0.0.1. */
   public List<String> dnsNames() {
     return dnsNames;
   }

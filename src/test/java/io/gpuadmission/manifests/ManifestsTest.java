@@ -38,6 +38,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class ManifestsTest {
   private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+  /** A key (other than an env var's name) whose value is an ALL_CAPS_TOKEN: text to fill in. */
+  private static final java.util.regex.Pattern PLACEHOLDER_VALUE =
+      java.util.regex.Pattern.compile("(?m)^\\s*(?:- )?(?!name:)[\\w.-]+:\\s+[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\\s*$");
 
   /** Custom resources the overlays create; everything else must be a kind of the fabric8 model. */
   private static final List<String> CUSTOM_KINDS =
@@ -152,6 +155,9 @@ class ManifestsTest {
   void everyOverlayRendersKnownKindsWithConsistentNamesAndNoPlaceholder(String dir)
       throws Exception {
     var yaml = Overlays.render(dir);
+    assertThat(PLACEHOLDER_VALUE.matcher(yaml).results().map(m -> m.group()).toList())
+        .as("values left as placeholders to fill in")
+        .isEmpty();
     assertThat(yaml)
         .doesNotContain("CA_BUNDLE")
         .doesNotContainIgnoringCase("placeholder")
@@ -225,6 +231,13 @@ class ManifestsTest {
       }
     }
     assertWebhooksCallTheServiceOnExistingPaths(objects);
+  }
+
+  @Test
+  void placeholderCheckCatchesValuesToFillInButNotEnvironmentVariableNames() {
+    assertThat(PLACEHOLDER_VALUE.matcher("    - ipBlock:\n        cidr: API_SERVER_CIDR\n").find()).isTrue();
+    assertThat(PLACEHOLDER_VALUE.matcher("      caBundle: CA_BUNDLE\n").find()).isTrue();
+    assertThat(PLACEHOLDER_VALUE.matcher("        - name: POD_NAMESPACE\n          value: x\n").find()).isFalse();
   }
 
   static Stream<String> overlays() throws IOException {

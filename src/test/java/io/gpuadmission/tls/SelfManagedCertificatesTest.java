@@ -46,7 +46,8 @@ class SelfManagedCertificatesTest {
             "gpu-admission.gpu-admission.svc",
             "gpu-admission",
             "gpu-admission.gpu-admission",
-            (Object) "gpu-admission.gpu-admission.svc.cluster.local");
+            "gpu-admission.gpu-admission.svc.cluster.local",
+            (Object) "127.0.0.1");
     assertThat(certificate.getNotAfter().toInstant()).isEqualTo(T0.plus(Duration.ofDays(365)));
     assertThat(stored.signingCa().getBasicConstraints()).isZero();
     assertThat(ServedCertificate.matches(stored.key(), stored.certificate())).isTrue();

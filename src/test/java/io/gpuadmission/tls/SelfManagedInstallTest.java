@@ -116,7 +116,8 @@ class SelfManagedInstallTest {
                 "gpu-admission.gpu-admission.svc",
                 "gpu-admission",
                 "gpu-admission.gpu-admission",
-                "gpu-admission.gpu-admission.svc.cluster.local"),
+                "gpu-admission.gpu-admission.svc.cluster.local",
+                "127.0.0.1"),
             Instant.now(),
             Duration.ofDays(365));
     client
