@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.gpuadmission.admission.AdmissionMetrics.Outcome;
 import io.gpuadmission.cluster.InformerClusterView;
 import io.gpuadmission.cluster.NodeInventory;
+import io.gpuadmission.cluster.PodInventory;
 import io.gpuadmission.cluster.WebhookNamespace;
 import io.gpuadmission.policy.FailureModePolicy.FailureMode;
 import io.gpuadmission.policy.InvalidPolicyException;
@@ -49,8 +50,9 @@ public class ValidationService {
       WebhookNamespace webhookNamespace,
       InformerClusterView cluster,
       NodeInventory nodes,
+      PodInventory gangPods,
       AdmissionMetrics metrics,
-      @ConfigProperty(name = "gpu-admission.gang.ledger-retention", defaultValue = "60s") Duration ledgerRetention) {
+      @ConfigProperty(name = "gpu-admission.gang.ledger-retention", defaultValue = "15s") Duration ledgerRetention) {
     this.policies = policies;
     this.workloads = new WorkloadValidator(mutation.mutator(), KubernetesJson.mapper());
     this.policyConfig = policyConfig;
@@ -58,7 +60,10 @@ public class ValidationService {
     this.cluster = cluster;
     this.nodes = nodes;
     this.metrics = metrics;
-    this.pods = new PodValidator(new RecentAdmissions(ledgerRetention.toNanos(), System::nanoTime));
+    var ledger = new RecentAdmissions(ledgerRetention.toNanos(), System::nanoTime);
+    // Once the informer shows a pod, it speaks for it: a deleted or finished member frees its place.
+    gangPods.onGangPod(ledger::forget);
+    this.pods = new PodValidator(ledger);
   }
 
   public AdmissionResponse review(DecodedReview review) {
@@ -89,10 +94,13 @@ public class ValidationService {
         result = pods.validate(new PodSubject(pod, review.namespace(), policy, cluster, "pod"), !review.dryRun());
       } else {
         var kind = WorkloadKind.of(review.group(), review.kind());
-        if (kind.isEmpty()) {
+        if (kind.isEmpty() || specUnchanged(review)) {
+          // Controllers update a workload's metadata (revision annotations, finalizers), also of
+          // workloads admitted before this webhook or before a policy change: only spec changes are judged.
           return allow(review, List.of(), start);
         }
-        result = workloads.validate(kind.get(), review.object(), review.namespace(), policy, cluster, nodes.models());
+        result =
+            workloads.validate(kind.get(), review.object(), review.oldObject(), review.namespace(), policy, cluster, nodes.models());
       }
       result.violations().forEach(v -> metrics.ruleApplied(ENDPOINT, v.rule()));
       if (result.refused()) {
@@ -117,6 +125,12 @@ public class ValidationService {
               + review.uid(),
           List.of());
     }
+  }
+
+  private static boolean specUnchanged(DecodedReview review) {
+    return review.operation().equals("UPDATE")
+        && review.oldObject() != null
+        && review.object().path("spec").equals(review.oldObject().path("spec"));
   }
 
   private static boolean gangLabelsChanged(DecodedReview review, io.gpuadmission.policy.GpuPolicy policy) {

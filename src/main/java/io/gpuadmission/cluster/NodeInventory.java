@@ -38,6 +38,12 @@ public class NodeInventory {
       LOG.info("no cluster configured: node inventory stays empty");
       return;
     }
+    policies.onReplace(
+        (before, after) -> {
+          if (!before.nodeLabels().equals(after.nodeLabels())) {
+            remapAll();
+          }
+        });
     informer = cluster.client().nodes().runnableInformer(0);
     informer.addEventHandler(
         new ResourceEventHandler<>() {
@@ -58,6 +64,18 @@ public class NodeInventory {
           }
         });
     Informers.start(informer, "node");
+  }
+
+  /** The node labels the policy reads changed: every node is read again, not just the next one to change. */
+  private void remapAll() {
+    var current = informer;
+    if (current == null) {
+      return;
+    }
+    for (var node : current.getStore().list()) {
+      put(node);
+    }
+    LOG.info("policy nodeLabels changed: every node read again");
   }
 
   void stop(@Observes ShutdownEvent event) {

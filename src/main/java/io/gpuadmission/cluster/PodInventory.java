@@ -1,6 +1,7 @@
 package io.gpuadmission.cluster;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.gpuadmission.policy.PolicyStore;
 import io.quarkus.runtime.ShutdownEvent;
@@ -9,18 +10,31 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.jboss.logging.Logger;
 
 /**
- * Pods that belong to topology jobs (those carrying the job label), indexed by namespace and
- * label value, from a fabric8 informer limited to that label.
+ * Pods that belong to topology jobs (those carrying the policy's job label), indexed by namespace
+ * and label value, from a fabric8 informer limited to that label. When a policy reload names
+ * another job label, the informer is replaced by one for the new label.
  */
 @ApplicationScoped
 public class PodInventory {
   static final String GANG_INDEX = "gang";
+  private static final Logger LOG = Logger.getLogger(PodInventory.class);
+
+  /** Told of every gang pod the informer shows, created, changed or deleted. */
+  public interface GangPodListener {
+    void seen(String namespace, String label, String podName);
+  }
+
+  private record Watch(String jobLabel, SharedIndexInformer<Pod> informer) {}
 
   private final ClusterConnection cluster;
   private final PolicyStore policies;
-  private volatile SharedIndexInformer<Pod> informer;
+  private final List<GangPodListener> listeners = new CopyOnWriteArrayList<>();
+  private volatile Watch watch;
 
   public PodInventory(ClusterConnection cluster, PolicyStore policies) {
     this.cluster = cluster;
@@ -31,32 +45,94 @@ public class PodInventory {
     if (!cluster.available()) {
       return;
     }
-    var label = policies.current().topology().jobLabel();
-    informer = cluster.client().pods().inAnyNamespace().withLabel(label).runnableInformer(0);
-    informer.addIndexers(
-        Map.of(
-            GANG_INDEX,
-            pod -> {
-              var value = pod.getMetadata().getLabels() == null ? null : pod.getMetadata().getLabels().get(label);
-              return value == null ? List.of() : List.of(pod.getMetadata().getNamespace() + "/" + value);
-            }));
-    Informers.start(informer, "pod");
+    policies.onReplace(
+        (before, after) -> {
+          if (!before.topology().jobLabel().equals(after.topology().jobLabel())) {
+            watchLabel(after.topology().jobLabel());
+          }
+        });
+    watchLabel(policies.current().topology().jobLabel());
   }
 
   void stop(@Observes ShutdownEvent event) {
-    Informers.stop(informer);
+    var current = watch;
+    if (current != null) {
+      Informers.stop(current.informer());
+    }
+  }
+
+  public void onGangPod(GangPodListener listener) {
+    listeners.add(listener);
+  }
+
+  private synchronized void watchLabel(String label) {
+    var previous = watch;
+    if (previous != null && previous.jobLabel().equals(label)) {
+      return;
+    }
+    var informer = cluster.client().pods().inAnyNamespace().withLabel(label).runnableInformer(0);
+    informer.addIndexers(Map.of(GANG_INDEX, pod -> gangValue(pod, label).map(v -> List.of(pod.getMetadata().getNamespace() + "/" + v)).orElse(List.of())));
+    informer.addEventHandler(new Notifier(label));
+    watch = new Watch(label, informer);
+    Informers.start(informer, "pod (" + label + ")");
+    if (previous != null) {
+      LOG.infof("policy job label is now %s (was %s): gang pods are read by the new label", label, previous.jobLabel());
+      Informers.stop(previous.informer());
+    }
+  }
+
+  private static Optional<String> gangValue(Pod pod, String label) {
+    var labels = pod.getMetadata().getLabels();
+    return Optional.ofNullable(labels == null ? null : labels.get(label));
+  }
+
+  /** Tells the listeners of each pod event, so the recent-admissions ledger defers to the informer. */
+  private final class Notifier implements ResourceEventHandler<Pod> {
+    private final String label;
+
+    Notifier(String label) {
+      this.label = label;
+    }
+
+    @Override
+    public void onAdd(Pod pod) {
+      tell(pod);
+    }
+
+    @Override
+    public void onUpdate(Pod before, Pod after) {
+      tell(after);
+    }
+
+    @Override
+    public void onDelete(Pod pod, boolean finalStateUnknown) {
+      tell(pod);
+    }
+
+    private void tell(Pod pod) {
+      gangValue(pod, label)
+          .ifPresent(value -> listeners.forEach(l -> l.seen(pod.getMetadata().getNamespace(), value, pod.getMetadata().getName())));
+    }
   }
 
   public boolean synced() {
-    return informer != null && informer.hasSynced();
+    var current = watch;
+    return current != null && current.informer().hasSynced();
+  }
+
+  /** The job label the informer selects by; empty before it starts or without a cluster. */
+  public Optional<String> jobLabel() {
+    var current = watch;
+    return current == null ? Optional.empty() : Optional.of(current.jobLabel());
   }
 
   /** Live pods (not finished, not being deleted) of a gang. */
   public List<Pod> gangPods(String namespace, String label) {
-    if (informer == null) {
+    var current = watch;
+    if (current == null) {
       return List.of();
     }
-    return informer.getIndexer().byIndex(GANG_INDEX, namespace + "/" + label).stream()
+    return current.informer().getIndexer().byIndex(GANG_INDEX, namespace + "/" + label).stream()
         .filter(PodInventory::live)
         .toList();
   }

@@ -3,6 +3,7 @@ package io.gpuadmission.mutation;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.gpuadmission.pod.HostNamespaceConflicts;
 import io.gpuadmission.pod.PodResources;
 import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.TopologyPolicy;
@@ -10,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * A pod of a topology-aware training job gets what ACK's topology scheduler needs: whole GPUs
@@ -43,12 +45,13 @@ public final class TopologyJobRule implements PodMutationRule {
     if (moveWholeGpuResource(pod, topology, jobName, report)) {
       done.add("moved " + topology.wholeGpuResource() + " to " + topology.resourceName());
     }
-    var hostSettings = grantHostNamespaces(pod, topology);
+    var hostSettings = grantHostNamespaces(pod, topology, jobName, report);
     if (!hostSettings.isEmpty()) {
       done.add("set " + String.join(", ", hostSettings));
     }
     var dns = pod.getSpec().getDnsPolicy();
-    if (topology.hostNetwork() && !topology.dnsPolicy().equals(dns)) {
+    // Only a pod that ends up on the host network needs host-network DNS (hostNetwork may have been left out).
+    if (topology.hostNetwork() && Boolean.TRUE.equals(pod.getSpec().getHostNetwork()) && !topology.dnsPolicy().equals(dns)) {
       // ClusterFirst is the API server's default: the user did not choose it, so replace it.
       if (dns == null || dns.equals("ClusterFirst")) {
         pod.getSpec().setDnsPolicy(topology.dnsPolicy());
@@ -120,21 +123,31 @@ public final class TopologyJobRule implements PodMutationRule {
     return renamed;
   }
 
-  private static List<String> grantHostNamespaces(Pod pod, TopologyPolicy topology) {
+  private static List<String> grantHostNamespaces(
+      Pod pod, TopologyPolicy topology, String jobName, MutationReport report) {
     var spec = pod.getSpec();
     var set = new ArrayList<String>();
-    if (topology.hostIPC() && !Boolean.TRUE.equals(spec.getHostIPC())) {
+    if (topology.hostIPC() && !Boolean.TRUE.equals(spec.getHostIPC())
+        && grantable("hostIPC", HostNamespaceConflicts.hostIPC(pod), jobName, report)) {
       spec.setHostIPC(true);
       set.add("hostIPC");
     }
-    if (topology.hostNetwork() && !Boolean.TRUE.equals(spec.getHostNetwork())) {
+    if (topology.hostNetwork() && !Boolean.TRUE.equals(spec.getHostNetwork())
+        && grantable("hostNetwork", HostNamespaceConflicts.hostNetwork(pod), jobName, report)) {
       spec.setHostNetwork(true);
       set.add("hostNetwork");
     }
-    if (topology.hostPID() && !Boolean.TRUE.equals(spec.getHostPID())) {
+    if (topology.hostPID() && !Boolean.TRUE.equals(spec.getHostPID())
+        && grantable("hostPID", HostNamespaceConflicts.hostPID(pod), jobName, report)) {
       spec.setHostPID(true);
       set.add("hostPID");
     }
     return set;
+  }
+
+  /** Never patch a field the API server would refuse: say why it was left out instead. */
+  private static boolean grantable(String field, Optional<String> conflict, String jobName, MutationReport report) {
+    conflict.ifPresent(reason -> report.note("topology job \"" + jobName + "\": left " + field + " unset: " + reason));
+    return conflict.isEmpty();
   }
 }

@@ -14,6 +14,6 @@ public record GangMember(String name, String replicas, Optional<Owner> owner, Re
     if (name == null || name.isEmpty()) {
       name = pod.getMetadata().getGenerateName() + "<generated>";
     }
-    return new GangMember(name, job.replicas(), Owner.controllerOf(pod), ResourceAsk.of(pod));
+    return new GangMember(name, job.replicas(), Owner.workloadOf(pod), ResourceAsk.of(pod));
   }
 }

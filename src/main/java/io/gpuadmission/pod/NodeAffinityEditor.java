@@ -43,7 +43,9 @@ public final class NodeAffinityEditor {
 
   /**
    * ANDs {@code requirement} into every required term that lacks it, or adds one required term
-   * holding it when the pod has none. Returns whether the pod changed.
+   * holding it when the pod has none. An empty term matches no node: it is left empty, since
+   * adding the requirement would widen it to every node that meets the requirement. Returns
+   * whether the pod changed.
    */
   public static boolean requireEverywhere(Pod pod, NodeSelectorRequirement requirement) {
     var terms = requiredTerms(pod);
@@ -55,6 +57,9 @@ public final class NodeAffinityEditor {
     }
     var changed = false;
     for (var term : terms) {
+      if (isEmpty(term)) {
+        continue;
+      }
       var expressions = term.getMatchExpressions();
       if (expressions == null) {
         expressions = new ArrayList<>();
@@ -66,6 +71,11 @@ public final class NodeAffinityEditor {
       }
     }
     return changed;
+  }
+
+  private static boolean isEmpty(NodeSelectorTerm term) {
+    return (term.getMatchExpressions() == null || term.getMatchExpressions().isEmpty())
+        && (term.getMatchFields() == null || term.getMatchFields().isEmpty());
   }
 
   public static NodeSelectorRequirement requirement(String key, String operator, List<String> values) {

@@ -62,6 +62,7 @@ public final class PolicyParser {
     var lines = new YamlKeyLines(yamlText);
     JsonNode userTree;
     try {
+      refuseAliases(yamlText);
       userTree = YAML.readTree(yamlText);
     } catch (JsonProcessingException e) {
       throw new InvalidPolicyException(List.of(syntaxError(e)));
@@ -92,6 +93,31 @@ public final class PolicyParser {
       throw new InvalidPolicyException(errors);
     }
     return policy;
+  }
+
+  /**
+   * Jackson's tree reader does not resolve YAML aliases ({@code *name}): it would read the alias
+   * name as a plain value and report a confusing type error far from the cause. Say what it is.
+   */
+  private static void refuseAliases(String yamlText) throws JsonProcessingException, InvalidPolicyException {
+    try (var parser = (com.fasterxml.jackson.dataformat.yaml.YAMLParser) YAML.getFactory().createParser(yamlText)) {
+      while (parser.nextToken() != null) {
+        if (parser.isCurrentAlias()) {
+          throw new InvalidPolicyException(
+              List.of(
+                  new PolicyError(
+                      "",
+                      parser.currentLocation().getLineNr(),
+                      "YAML aliases (*" + parser.getText() + ") are not supported in the policy; write the value out"
+                          + " where the alias stands")));
+        }
+      }
+    } catch (IOException e) {
+      if (e instanceof JsonProcessingException processing) {
+        throw processing;
+      }
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** SnakeYAML knows where and what; Jackson's own message repeats the source excerpt. */
@@ -149,6 +175,9 @@ public final class PolicyParser {
     if (e instanceof UnrecognizedPropertyException unknown) {
       var known =
           unknown.getKnownPropertyIds().stream().map(Object::toString).sorted().collect(Collectors.joining(", "));
+      if ("<<".equals(unknown.getPropertyName())) {
+        return "YAML merge keys (<<) are not supported in the policy; write the keys out";
+      }
       return "unknown key; known keys here: " + known;
     }
     if (e instanceof InvalidNullException) {

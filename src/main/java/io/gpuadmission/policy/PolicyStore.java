@@ -1,7 +1,10 @@
 package io.gpuadmission.policy;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiConsumer;
 
 /**
  * Holds the policy in force. A request calls {@link #current()} once and uses that snapshot from
@@ -11,6 +14,7 @@ import java.util.concurrent.atomic.AtomicReference;
 public class PolicyStore {
   private final AtomicReference<ActivePolicy> active =
       new AtomicReference<>(ActivePolicy.builtIn(PolicyParser.builtInDefault()));
+  private final List<BiConsumer<GpuPolicy, GpuPolicy>> listeners = new CopyOnWriteArrayList<>();
 
   public GpuPolicy current() {
     return active.get().policy();
@@ -22,7 +26,18 @@ public class PolicyStore {
 
   /** Puts {@code policy} in force and returns the new generation. */
   public ActivePolicy replace(GpuPolicy policy, PolicySource source) {
-    return active.updateAndGet(old -> new ActivePolicy(policy, source, old.generation() + 1));
+    var before = active.get().policy();
+    var now = active.updateAndGet(old -> new ActivePolicy(policy, source, old.generation() + 1));
+    listeners.forEach(listener -> listener.accept(before, policy));
+    return now;
+  }
+
+  /**
+   * Calls {@code listener} with the previous and the new policy after each replacement, for state
+   * derived from the policy (informers keyed by a label the policy names, mapped nodes).
+   */
+  public void onReplace(BiConsumer<GpuPolicy, GpuPolicy> listener) {
+    listeners.add(listener);
   }
 
   /** Where the policy in force came from. */

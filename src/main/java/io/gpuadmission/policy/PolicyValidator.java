@@ -53,6 +53,9 @@ final class PolicyValidator {
     var t = p.topology();
     labelKey("topology.jobLabel", t.jobLabel());
     labelKey("topology.replicaLabel", t.replicaLabel());
+    if (t.jobLabel().equals(t.replicaLabel())) {
+      add("topology.jobLabel", "\"" + t.jobLabel() + "\" is also topology.replicaLabel; the job name and the replica count need two labels");
+    }
     resourceName("topology.wholeGpuResource", t.wholeGpuResource());
     resourceName("topology.resourceName", t.resourceName());
     labelValue("topology.pool", t.pool());

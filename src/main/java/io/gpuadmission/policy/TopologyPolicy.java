@@ -1,5 +1,6 @@
 package io.gpuadmission.policy;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
 
 /** How a pod of a topology-aware training job is recognised and what it receives. */
@@ -13,7 +14,8 @@ public record TopologyPolicy(
     boolean hostNetwork,
     boolean hostPID,
     String dnsPolicy,
-    List<String> allowedNamespaces) {
+    List<String> allowedNamespaces,
+    ConflictMode onConflict) {
 
   public TopologyPolicy {
     allowedNamespaces = List.copyOf(allowedNamespaces);
@@ -24,4 +26,17 @@ public record TopologyPolicy(
     return allowedNamespaces.isEmpty() || allowedNamespaces.contains(namespace);
   }
 
+
+  /**
+   * What happens to a topology pod that asks for something the API server forbids together with a
+   * host namespace (shareProcessNamespace with hostPID, a hostPort other than its containerPort
+   * with hostNetwork, hostUsers: false with any of them): refused with the reason, or admitted
+   * without that one setting, with a warning.
+   */
+  public enum ConflictMode {
+    @JsonProperty("refuse")
+    REFUSE,
+    @JsonProperty("skip")
+    SKIP
+  }
 }

@@ -3,6 +3,7 @@ package io.gpuadmission.validation;
 import io.gpuadmission.pod.GangKey;
 import io.gpuadmission.pod.GangMember;
 import io.gpuadmission.pod.ResourceAsk.Difference;
+import io.gpuadmission.policy.TopologyPolicy;
 import java.util.List;
 
 /**
@@ -16,15 +17,17 @@ final class GangRules {
 
   private GangRules() {}
 
-  static void check(GangKey key, GangMember pod, List<GangMember> members, ValidationResult result) {
+  static void check(
+      GangKey key, GangMember pod, List<GangMember> members, TopologyPolicy topology, ValidationResult result) {
     var gang = "gang \"" + key.displayName() + "\": ";
+    var replicaLabel = topology.replicaLabel();
     for (var member : members) {
       if (pod.owner().isPresent() && member.owner().isPresent() && !pod.owner().get().sameAs(member.owner().get())) {
         result.refuse(
             COLLISION,
             "metadata.labels",
             gang + "the name is already used by pods of " + member.owner().get() + " (member " + member.name()
-                + "); give this job its own gpu-topology value");
+                + "); give this job its own " + topology.jobLabel() + " value");
         return;
       }
     }
@@ -33,19 +36,31 @@ final class GangRules {
         result.refuse(
             ReplicaLabelRule.NAME,
             "metadata.labels",
-            gang + "pod declares gpu-topology-replica \"" + pod.replicas() + "\" but member " + member.name()
+            gang + "pod declares " + replicaLabel + " \"" + pod.replicas() + "\" but member " + member.name()
                 + " declares \"" + member.replicas() + "\"; all pods of a gpu-topology job must declare the same total");
         return;
       }
     }
     var declared = ReplicaLabelRule.count(pod.replicas());
     if (declared.isPresent() && members.size() + 1 > declared.getAsInt()) {
+      var previous = otherRevision(pod, members);
+      if (previous != null) {
+        var owner = previous.owner().get();
+        result.refuse(
+            GangLifecycleRules.NAME,
+            "metadata.ownerReferences",
+            gang + "pods of ReplicaSet \"" + owner.revision() + "\" (another revision of " + owner + ", member "
+                + previous.name() + ") are still running and the gang declares gpu-topology-replica \"" + pod.replicas()
+                + "\"; this pod would be member " + (members.size() + 1) + ": a gpu-topology Deployment must use"
+                + " strategy.type: Recreate so that old members are gone before new ones start");
+        return;
+      }
       result.refuse(
           ReplicaLabelRule.NAME,
           "metadata.labels",
-          gang + "already has " + members.size() + " live members and declares gpu-topology-replica \""
+          gang + "already has " + members.size() + " live members (" + names(members) + ") and declares " + replicaLabel + " \""
               + pod.replicas() + "\"; this pod would be member " + (members.size() + 1)
-              + ": raise gpu-topology-replica or delete the leftover pods");
+              + ": raise " + replicaLabel + " or delete the leftover pods");
       return;
     }
     for (var member : members) {
@@ -59,6 +74,24 @@ final class GangRules {
         return;
       }
     }
+  }
+
+  /** Up to five member names: a pod admitted moments ago may not be listed by kubectl yet, but is named. */
+  private static String names(List<GangMember> members) {
+    var shown = members.stream().map(GangMember::name).sorted().limit(5).toList();
+    return String.join(", ", shown) + (members.size() > shown.size() ? ", …" : "");
+  }
+
+  private static GangMember otherRevision(GangMember pod, List<GangMember> members) {
+    if (pod.owner().isEmpty()) {
+      return null;
+    }
+    for (var member : members) {
+      if (member.owner().isPresent() && member.owner().get().earlierOrLaterRevisionOf(pod.owner().get())) {
+        return member;
+      }
+    }
+    return null;
   }
 
   private static String describe(Difference d, GangMember pod, GangMember member) {

@@ -1,6 +1,7 @@
 package io.gpuadmission.validation;
 
 import io.gpuadmission.pod.ResourceAsk.Difference;
+import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.validation.WorkloadValidator.TemplatePod;
 import java.util.ArrayList;
@@ -17,11 +18,24 @@ final class GangTemplateRules {
   static void check(WorkloadKind kind, List<TemplatePod> pods, GpuPolicy policy, ValidationResult result) {
     var gang = new ArrayList<TemplatePod>();
     for (var p : pods) {
-      if (p.job(policy).isPresent() && !kind.outsideGang(p.template().role())) {
+      if (p.job(policy).isPresent()) {
         gang.add(p);
       }
     }
     if (gang.isEmpty()) {
+      return;
+    }
+    var jobLabel = policy.topology().jobLabel();
+    var replicaLabel = policy.topology().replicaLabel();
+    var withGpus = gang.stream().filter(p -> TopologyJob.asksWholeGpus(p.pod(), policy.topology())).count();
+    if (withGpus > 0 && withGpus < gang.size()) {
+      var cpuOnly = gang.stream().filter(p -> !TopologyJob.asksWholeGpus(p.pod(), policy.topology())).findFirst().get();
+      var role = cpuOnly.template().role();
+      result.refuse(
+          GangRules.CONSISTENCY,
+          cpuOnly.template().path() + ".metadata.labels",
+          role + " carries the " + jobLabel + " labels but asks for no GPU; only the replicas with GPUs form a topology"
+              + " gang: remove the " + jobLabel + " and " + replicaLabel + " labels from " + role);
       return;
     }
     var first = gang.get(0);
@@ -32,7 +46,7 @@ final class GangTemplateRules {
         result.refuse(
             GangRules.CONSISTENCY,
             other.template().path() + ".metadata.labels",
-            other.template().role() + " has gpu-topology \"" + job.label() + "\" but " + first.template().role() + " has \""
+            other.template().role() + " has " + jobLabel + " \"" + job.label() + "\" but " + first.template().role() + " has \""
                 + firstJob.label() + "\"; all replicas of a gpu-topology job must carry the same value");
         return;
       }
@@ -40,7 +54,7 @@ final class GangTemplateRules {
         result.refuse(
             ReplicaLabelRule.NAME,
             other.template().path() + ".metadata.labels",
-            other.template().role() + " has gpu-topology-replica \"" + job.replicas() + "\" but " + first.template().role()
+            other.template().role() + " has " + replicaLabel + " \"" + job.replicas() + "\" but " + first.template().role()
                 + " has \"" + firstJob.replicas() + "\"; all replicas of a gpu-topology job must declare the same total");
         return;
       }
@@ -56,14 +70,15 @@ final class GangTemplateRules {
     }
     var declared = ReplicaLabelRule.count(firstJob.replicas());
     var total = gang.stream().mapToInt(p -> p.template().replicas()).sum();
-    if (declared.isPresent() && declared.getAsInt() != total) {
+    // Scaled to zero, the workload makes no pods: there is no gang to wait for, whatever it declares.
+    if (declared.isPresent() && total > 0 && declared.getAsInt() != total) {
       var parts = new ArrayList<String>();
       gang.forEach(p -> parts.add(p.template().role().equals("pod") ? String.valueOf(p.template().replicas()) : p.template().role() + " " + p.template().replicas()));
       result.refuse(
           ReplicaLabelRule.NAME,
           first.template().path() + ".metadata.labels." + policy.topology().replicaLabel(),
-          "gpu-topology-replica is \"" + firstJob.replicas() + "\" but the " + (kind.trainingJob() ? "job" : kind.kind())
-              + " makes " + total + " pods (" + String.join(" + ", parts) + "); set gpu-topology-replica: \"" + total + "\"");
+          replicaLabel + " is \"" + firstJob.replicas() + "\" but the " + (kind.trainingJob() ? "job" : kind.kind())
+              + " makes " + total + " pods (" + String.join(" + ", parts) + "); set " + replicaLabel + ": \"" + total + "\"");
     }
   }
 

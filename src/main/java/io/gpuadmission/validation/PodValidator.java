@@ -15,7 +15,7 @@ import java.util.List;
 public final class PodValidator {
   /** Rules that hold for any pod and for any workload's pod template. */
   public static final List<PodRule> POD_RULES =
-      List.of(new MixedGpuResourcesRule(), new ReplicaLabelRule(), new TopologyNamespaceRule(), new PodSecurityRule(), new FeasibilityRule());
+      List.of(new MixedGpuResourcesRule(), new ReplicaLabelRule(), new TopologyNamespaceRule(), new HostNamespaceConflictRule(), new PodSecurityRule(), new FeasibilityRule());
 
   private final RecentAdmissions ledger;
 
@@ -45,7 +45,7 @@ public final class PodValidator {
           recent.forEach(m -> members.put(m.name(), m));
           known.forEach(m -> members.put(m.name(), m));
           members.remove(self.name());
-          GangRules.check(key, self, new ArrayList<>(members.values()), result);
+          GangRules.check(key, self, new ArrayList<>(members.values()), subject.policy().topology(), result);
           return !result.refused();
         });
     return result;

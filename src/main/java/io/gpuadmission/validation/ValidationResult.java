@@ -12,6 +12,11 @@ public final class ValidationResult {
     violations.add(new Violation(rule, path, message));
   }
 
+  /** Adds {@code advice} to every refusal, for what applies to all of them (how the object can change). */
+  public void adviseOnRefusals(String advice) {
+    violations.replaceAll(v -> new Violation(v.rule(), v.path(), v.message() + "; " + advice));
+  }
+
   public void warn(String message) {
     if (!warnings.contains(message)) {
       warnings.add(message);

@@ -20,7 +20,7 @@ public enum WorkloadKind {
   TF_JOB("kubeflow.org", "TFJob", true),
   MPI_JOB("kubeflow.org", "MPIJob", true);
 
-  private static final Set<String> NOT_IN_GANG = Set.of("Launcher");
+  private static final Set<String> LAUNCHER_ROLES = Set.of("Launcher");
   private final String group;
   private final String kind;
   private final boolean trainingJob;
@@ -48,9 +48,12 @@ public enum WorkloadKind {
     return trainingJob;
   }
 
-  /** True for replica types that are not part of the GPU gang (MPIJob's Launcher). */
-  public boolean outsideGang(String role) {
-    return this == MPI_JOB && NOT_IN_GANG.contains(role);
+  /**
+   * True for MPIJob's Launcher: the operator marks its pods as the launcher, which is no gang
+   * member unless it asks for whole GPUs (runLauncherAsWorker), as {@code TopologyJob} decides.
+   */
+  public boolean launcherRole(String role) {
+    return this == MPI_JOB && LAUNCHER_ROLES.contains(role);
   }
 
   public List<PodTemplate> templates(JsonNode object) {
@@ -58,16 +61,27 @@ public enum WorkloadKind {
     return switch (this) {
       case DEPLOYMENT, STATEFUL_SET, REPLICA_SET ->
           single(spec.path("template"), spec.path("replicas").asInt(1), "spec.template");
-      case JOB -> single(spec.path("template"), spec.path("parallelism").asInt(1), "spec.template");
+      case JOB -> single(spec.path("template"), runningJobPods(spec), "spec.template");
       case CRON_JOB ->
           single(
               spec.path("jobTemplate").path("spec").path("template"),
-              spec.path("jobTemplate").path("spec").path("parallelism").asInt(1),
+              runningJobPods(spec.path("jobTemplate").path("spec")),
               "spec.jobTemplate.spec.template");
       case PYTORCH_JOB -> replicaSpecs(spec, "pytorchReplicaSpecs");
       case TF_JOB -> replicaSpecs(spec, "tfReplicaSpecs");
       case MPI_JOB -> replicaSpecs(spec, "mpiReplicaSpecs");
     };
+  }
+
+  /**
+   * The most pods a Job runs at once: the Job controller never runs more than the completions
+   * still to go, so {@code parallelism: 4, completions: 2} runs 2 (parallelism defaults to 1;
+   * without completions it is a work queue of {@code parallelism} pods).
+   */
+  static int runningJobPods(JsonNode jobSpec) {
+    var parallelism = jobSpec.path("parallelism").asInt(1);
+    var completions = jobSpec.path("completions");
+    return completions.isNumber() ? Math.min(parallelism, completions.asInt()) : parallelism;
   }
 
   private static List<PodTemplate> single(JsonNode template, int replicas, String path) {

@@ -30,6 +30,18 @@ public final class WorkloadValidator {
 
   public ValidationResult validate(
       WorkloadKind kind, JsonNode object, String namespace, GpuPolicy policy, ClusterView cluster, GpuModelCatalog models) {
+    return validate(kind, object, null, namespace, policy, cluster, models);
+  }
+
+  /** {@code oldObject} is the workload before an UPDATE, null on CREATE. */
+  public ValidationResult validate(
+      WorkloadKind kind,
+      JsonNode object,
+      JsonNode oldObject,
+      String namespace,
+      GpuPolicy policy,
+      ClusterView cluster,
+      GpuModelCatalog models) {
     var result = new ValidationResult();
     var pods = new ArrayList<TemplatePod>();
     for (var template : kind.templates(object)) {
@@ -46,6 +58,17 @@ public final class WorkloadValidator {
     }
     if (!result.refused()) {
       GangTemplateRules.check(kind, pods, policy, result);
+    }
+    var hasGang = pods.stream().anyMatch(p -> p.job(policy).isPresent());
+    // Scaled to zero a workload makes no pods: scaling down is always allowed.
+    var makesPods = pods.stream().anyMatch(p -> p.template().replicas() > 0);
+    if (hasGang && makesPods && !result.refused()) {
+      GangLifecycleRules.check(kind, object, policy.topology(), result);
+      GangLifecycleRules.checkUpdate(kind, object, oldObject, policy.topology(), result);
+    }
+    if (kind == WorkloadKind.JOB && oldObject != null && result.refused()) {
+      // The advice to change a label cannot be followed on an existing Job: its template is immutable.
+      result.adviseOnRefusals("a Job's pod template cannot change: delete the Job and create it again with the change");
     }
     return result;
   }
@@ -68,8 +91,15 @@ public final class WorkloadValidator {
     owner.put("uid", object.path("metadata").path("uid").asText(""));
     owner.put("controller", true);
     metadata.putArray("ownerReferences").add(owner);
+    if (kind.launcherRole(template.role())) {
+      // The MPI operator marks its launcher so: judged as its pods will be (no member unless it asks GPUs).
+      var labels = metadata.path("labels").isObject() ? (ObjectNode) metadata.path("labels") : metadata.putObject("labels");
+      labels.put(TopologyJob.LAUNCHER_ROLE_LABELS.get(0), TopologyJob.LAUNCHER_ROLE);
+    }
     pod.set("metadata", metadata);
-    pod.set("spec", template.template().path("spec").deepCopy());
+    // A template may leave out its spec (a CRD's schema allows it); its pods would still have one.
+    var spec = template.template().path("spec");
+    pod.set("spec", spec.isObject() ? spec.deepCopy() : mapper.createObjectNode());
     return pod;
   }
 

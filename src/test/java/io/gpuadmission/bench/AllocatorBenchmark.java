@@ -41,6 +41,8 @@ public class AllocatorBenchmark {
   private HeuristicPolicy binpack;
   private FgdPolicy fgd;
   private Task share;
+  private List<NodeGpus> gangCluster;
+  private final io.gpuadmission.allocator.GangPlanner gangPlanner = new io.gpuadmission.allocator.GangPlanner(topology);
 
   @Setup
   public void setUp() throws Exception {
@@ -67,6 +69,34 @@ public class AllocatorBenchmark {
     binpack = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, new FirstFitStrategy());
     fgd = new FgdPolicy(TaskDistribution.of(pods.stream().filter(t -> t.gpus() > 0).toList()), new FirstFitStrategy());
     share = Task.share(6000, 470);
+    gangCluster = gangCluster(500);
+  }
+
+  /**
+   * 500 8-GPU nodes, half DGX-1 cube meshes and half NVSwitch boards, each with a different mix of
+   * GPUs in use (fixed seed): the cluster a 16 x 8 gang is planned over.
+   */
+  static List<NodeGpus> gangCluster(int size) {
+    var random = new java.util.Random(42);
+    var nodes = new ArrayList<NodeGpus>(size);
+    var numa8 = new int[] {0, 0, 0, 0, 1, 1, 1, 1};
+    for (int n = 0; n < size; n++) {
+      var links = n % 2 == 0 ? LinkMatrix.dgx1V100() : LinkMatrix.nvSwitch(8, 12, numa8);
+      // Three nodes in four have some GPUs in use, so most cannot take an 8-GPU member.
+      var usedMask = random.nextInt(4) == 0 ? 0 : random.nextInt(256);
+      var gpus = new ArrayList<GpuDevice>();
+      for (int i = 0; i < 8; i++) {
+        gpus.add(new GpuDevice(i, "GPU", 16, (usedMask >> i & 1) == 1 ? 16 : 0, true));
+      }
+      nodes.add(NodeGpus.withoutCpu("node-" + n, gpus, Optional.of(links)));
+    }
+    return nodes;
+  }
+
+  /** Issue 9's figure: one plan for a gang of 16 members x 8 GPUs over 500 nodes. */
+  @Benchmark
+  public Object gangPlan16x8Over500Nodes() {
+    return gangPlanner.plan(gangCluster, 16, 8);
   }
 
   /** 16 GPUs as two DGX-1 cube meshes joined by SYS: irregular, so searched exhaustively. */

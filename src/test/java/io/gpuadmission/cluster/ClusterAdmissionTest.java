@@ -221,7 +221,8 @@ class ClusterAdmissionTest {
 
     assertThat(message(validate(Reviews.create("u-count", worker))))
         .isEqualTo(
-            "Pod \"pytorch-dist-nccl-worker-1\": gang \"pytorch-dist-nccl\": already has 2 live members and declares"
+            "Pod \"pytorch-dist-nccl-worker-1\": gang \"pytorch-dist-nccl\": already has 2 live members"
+                + " (pytorch-dist-nccl-master-0, pytorch-dist-nccl-worker-0) and declares"
                 + " gpu-topology-replica \"2\"; this pod would be member 3: raise gpu-topology-replica or delete the leftover pods");
   }
 

@@ -57,7 +57,11 @@ class PolicyParserTest {
       textBlock =
           """
           invalid namespace  | topology:\\n  allowedNamespaces: [ml, research, Team_A] | line 2: topology.allowedNamespaces[2]: "Team_A" is not a valid namespace name
-          unknown key        | topology:\\n  hostIpc: true                           | line 2: topology.hostIpc: unknown key; known keys here: allowedNamespaces, dnsPolicy, hostIPC, hostNetwork, hostPID, jobLabel, pool, replicaLabel, resourceName, wholeGpuResource
+          unknown key        | topology:\\n  hostIpc: true                           | line 2: topology.hostIpc: unknown key; known keys here: allowedNamespaces, dnsPolicy, hostIPC, hostNetwork, hostPID, jobLabel, onConflict, pool, replicaLabel, resourceName, wholeGpuResource
+          unknown conflict   | topology:\\n  onConflict: ignore                        | line 2: topology.onConflict: "ignore" is not one of [refuse, skip]
+          yaml alias         | topology:\\n  allowedNamespaces: &teams [ml]\\nexemptNamespaces: *teams | line 3: YAML aliases (*teams) are not supported in the policy; write the value out where the alias stands
+          yaml merge key     | topology:\\n  <<: {hostIPC: true}                      | line 2: topology.<<: YAML merge keys (<<) are not supported in the policy; write the keys out
+          one label for both | topology:\\n  jobLabel: gpu-topology-replica            | line 2: topology.jobLabel: "gpu-topology-replica" is also topology.replicaLabel; the job name and the replica count need two labels
           wrong type         | cpuPods:\\n  keepOffGpuNodes: maybe                    | line 2: cpuPods.keepOffGpuNodes: expected true or false
           bad label key      | optOutLabel: "-bad/key"                                 | line 1: optOutLabel: "-bad/key" is not a valid Kubernetes label key
           negative quantity  | gpuModel:\\n  memoryTolerancePercent: -3               | line 2: gpuModel.memoryTolerancePercent: -3 must be between 0 and 50
