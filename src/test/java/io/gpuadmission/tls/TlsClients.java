@@ -60,7 +60,7 @@ final class TlsClients {
   static X509Certificate handshake(SSLContext context, int port, String protocol)
       throws IOException {
     try (var socket = (SSLSocket) context.getSocketFactory().createSocket("localhost", port)) {
-      socket.setSoTimeout(5000);
+      socket.setSoTimeout(30_000);
       socket.setEnabledProtocols(new String[] {protocol});
       socket.startHandshake();
       return (X509Certificate) socket.getSession().getPeerCertificates()[0];

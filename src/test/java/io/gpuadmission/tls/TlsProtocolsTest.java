@@ -36,6 +36,21 @@ class TlsProtocolsTest {
   @TestHTTPResource(value = "/", tls = true)
   URL base;
 
+  /** Warm-up over: a cold JVM on a busy machine can take seconds for its first handshakes. */
+  @org.junit.jupiter.api.BeforeEach
+  void awaitReady() {
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(90))
+        .until(
+            () ->
+                io.restassured.RestAssured.given()
+                        .relaxedHTTPSValidation()
+                        .baseUri(base.toString())
+                        .get("/q/health/ready")
+                        .statusCode()
+                    == 200);
+  }
+
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"TLSv1.2", "TLSv1.3"})
   void acceptsModernProtocols(String protocol) throws Exception {
@@ -97,7 +112,7 @@ class TlsProtocolsTest {
    */
   private byte[] exchange(byte[] bytes) throws IOException {
     try (var socket = new Socket("localhost", base.getPort())) {
-      socket.setSoTimeout(10_000);
+      socket.setSoTimeout(30_000);
       socket.getOutputStream().write(bytes);
       socket.getOutputStream().flush();
       var answer = new ByteArrayOutputStream();
