@@ -230,8 +230,12 @@ class CertificateRotationTest {
     }
 
     @Override
-    public void close() throws InterruptedException {
-      stop();
+    public void close() {
+      try {
+        stop();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
 
     private static byte[] sample() {
