@@ -77,6 +77,8 @@ public class ServedCertificate implements KeyStoreProvider {
             "gpu_admission_certificate_expiry_timestamp", this, ServedCertificate::notAfterSeconds)
         .description("When the serving certificate expires (Unix time)")
         .baseUnit("seconds")
+        // Micrometer holds the state weakly by default; the bean lives as long as the app anyway.
+        .strongReference(true)
         .register(meters);
     if (config.selfManaged()) {
       return; // the Secret is the only source; there are no files to watch
