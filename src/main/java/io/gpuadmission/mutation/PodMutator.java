@@ -34,7 +34,12 @@ public final class PodMutator {
 
   /** The rules in the order they run: topology first, it decides the pod's pool and resources. */
   public static List<PodMutationRule> standardRules() {
-    return List.of(new TopologyJobRule(), new SharedGpuMemoryRule(), new GpuModelRule(), new CpuPodOffGpuNodesRule());
+    return List.of(
+        new TopologyJobRule(),
+        new SharedGpuMemoryRule(),
+        new GpuModelRule(),
+        new CpuPodOffGpuNodesRule(),
+        new GpuSchedulerRule());
   }
 
   /** Mutates a pod given as JSON (workload templates, tests); the JSON itself is left as it is. */

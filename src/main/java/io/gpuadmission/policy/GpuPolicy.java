@@ -18,7 +18,8 @@ public record GpuPolicy(
     SharedMemoryPolicy sharedMemory,
     GpuModelPolicy gpuModel,
     AllocatorPolicy allocator,
-    FailureModePolicy failureMode) {
+    FailureModePolicy failureMode,
+    SchedulingPolicy scheduling) {
 
   public static final int CURRENT_VERSION = 1;
 

@@ -16,6 +16,11 @@ public final class KubernetesNames {
     return name.length() <= 63 && DNS_LABEL.matcher(name).matches();
   }
 
+  /** Object names such as a scheduler's: a DNS subdomain of 253 characters or less. */
+  public static boolean isSubdomain(String name) {
+    return name.length() <= 253 && DNS_SUBDOMAIN.matcher(name).matches();
+  }
+
   /** Label, annotation and resource names: an optional DNS-subdomain prefix, a slash, a name. */
   public static boolean isQualifiedName(String key) {
     var slash = key.indexOf('/');

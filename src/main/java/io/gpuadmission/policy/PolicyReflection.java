@@ -19,7 +19,8 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
       AllocatorPolicy.WholeGpuStrategy.class,
       AllocatorPolicy.MemoryShareStrategy.class,
       FailureModePolicy.class,
-      FailureModePolicy.FailureMode.class
+      FailureModePolicy.FailureMode.class,
+      SchedulingPolicy.class
     })
 final class PolicyReflection {
   private PolicyReflection() {}

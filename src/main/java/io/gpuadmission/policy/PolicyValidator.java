@@ -81,6 +81,12 @@ final class PolicyValidator {
       add("gpuModel.memoryTolerancePercent", m.memoryTolerancePercent() + " must be between 0 and 50");
     }
     topologies(p.allocator().topologies());
+    var scheduler = p.scheduling().schedulerName();
+    if (!scheduler.isEmpty() && !KubernetesNames.isSubdomain(scheduler)) {
+      add(
+          "scheduling.schedulerName",
+          "\"" + scheduler + "\" is not a valid scheduler name (a DNS subdomain, such as gpu-scheduler)");
+    }
     m.namespaceDefaults()
         .forEach(
             (namespace, model) -> {

@@ -19,7 +19,7 @@ public class ClusterFixtures implements Consumer<KubernetesServer> {
       }
     }
     // The webhook configuration as shipped, whose pods.validate condition follows the policy's job label.
-    try (var manifest = java.nio.file.Files.newInputStream(java.nio.file.Path.of("manifests/webhooks.yaml"))) {
+    try (var manifest = java.nio.file.Files.newInputStream(java.nio.file.Path.of("manifests/base/webhooks.yaml"))) {
       for (var item : client.load(manifest).items()) {
         if (item instanceof io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfiguration) {
           client.resource(item).create();

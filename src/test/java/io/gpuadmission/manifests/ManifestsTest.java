@@ -1,52 +1,107 @@
 package io.gpuadmission.manifests;
 
+import static io.gpuadmission.manifests.RenderedObjects.assertServicePortReachesHttps;
+import static io.gpuadmission.manifests.RenderedObjects.assertWebhooksCallTheServiceOnExistingPaths;
+import static io.gpuadmission.manifests.RenderedObjects.defaultOf;
+import static io.gpuadmission.manifests.RenderedObjects.deployment;
+import static io.gpuadmission.manifests.RenderedObjects.env;
+import static io.gpuadmission.manifests.RenderedObjects.find;
+import static io.gpuadmission.manifests.RenderedObjects.has;
+import static io.gpuadmission.manifests.RenderedObjects.webhookClientConfigs;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Namespaced;
+import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhookConfiguration;
 import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfiguration;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
 import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
-/** The manifests parse as Kubernetes objects and keep the contract the webhook relies on. */
+/**
+ * The manifests parse as Kubernetes objects and keep the contract the webhook relies on; every
+ * overlay renders (kubectl kustomize, offline) to objects that fit together.
+ */
 class ManifestsTest {
   private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+  /** A key (other than an env var's name) whose value is an ALL_CAPS_TOKEN: text to fill in. */
+  private static final java.util.regex.Pattern PLACEHOLDER_VALUE =
+      java.util.regex.Pattern.compile("(?m)^\\s*(?:- )?(?!name:)[\\w.-]+:\\s+[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\\s*$");
+
+  /** Custom resources the overlays create; everything else must be a kind of the fabric8 model. */
+  private static final List<String> CUSTOM_KINDS =
+      List.of(
+          "cert-manager.io Issuer",
+          "cert-manager.io Certificate",
+          "monitoring.coreos.com ServiceMonitor",
+          "monitoring.coreos.com PrometheusRule");
 
   @SuppressWarnings("unchecked")
   private static List<HasMetadata> load(String file) throws IOException {
     var parsed = SERIALIZATION.unmarshal(Files.readString(Path.of("manifests", file)));
-    return parsed instanceof List<?> list ? new ArrayList<>((List<HasMetadata>) list) : List.of((HasMetadata) parsed);
+    if (parsed instanceof List<?> list) {
+      list.removeIf(java.util.Objects::isNull);
+    }
+    return parsed instanceof List<?> list
+        ? new ArrayList<>((List<HasMetadata>) list)
+        : List.of((HasMetadata) parsed);
   }
 
   @Test
   void webhooksAreSideEffectFreeV1WithShortTimeoutsAndExpectedFailurePolicies() throws IOException {
-    var objects = load("webhooks.yaml");
+    var objects = load("base/webhooks.yaml");
     var mutating = (MutatingWebhookConfiguration) objects.get(0);
     var validating = (ValidatingWebhookConfiguration) objects.get(1);
 
     assertThat(mutating.getWebhooks())
-        .extracting(w -> w.getName() + " " + w.getFailurePolicy() + " " + w.getClientConfig().getService().getPath())
-        .containsExactly("gpu-pods.mutate.gpu-admission.io Fail /mutate", "other-pods.mutate.gpu-admission.io Ignore /mutate");
-    assertThat(mutating.getWebhooks()).allSatisfy(w -> {
-      assertThat(w.getSideEffects()).isEqualTo("None");
-      assertThat(w.getAdmissionReviewVersions()).containsExactly("v1");
-      assertThat(w.getReinvocationPolicy()).isEqualTo("IfNeeded");
-      assertThat(w.getTimeoutSeconds()).isLessThanOrEqualTo(5);
-      assertThat(w.getNamespaceSelector().getMatchExpressions().get(0).getValues()).contains("kube-system", "gpu-admission");
-    });
+        .extracting(
+            w ->
+                w.getName()
+                    + " "
+                    + w.getFailurePolicy()
+                    + " "
+                    + w.getClientConfig().getService().getPath())
+        .containsExactly(
+            "gpu-pods.mutate.gpu-admission.io Fail /mutate",
+            "other-pods.mutate.gpu-admission.io Ignore /mutate");
+    assertThat(mutating.getWebhooks())
+        .allSatisfy(
+            w -> {
+              assertThat(w.getSideEffects()).isEqualTo("None");
+              assertThat(w.getAdmissionReviewVersions()).containsExactly("v1");
+              assertThat(w.getReinvocationPolicy()).isEqualTo("IfNeeded");
+              assertThat(w.getTimeoutSeconds()).isLessThanOrEqualTo(5);
+              assertThat(w.getNamespaceSelector().getMatchExpressions().get(0).getValues())
+                  .contains("kube-system", "gpu-admission");
+            });
     assertThat(validating.getWebhooks())
-        .extracting(w -> w.getName() + " " + w.getFailurePolicy() + " " + w.getClientConfig().getService().getPath())
+        .extracting(
+            w ->
+                w.getName()
+                    + " "
+                    + w.getFailurePolicy()
+                    + " "
+                    + w.getClientConfig().getService().getPath())
         .containsExactly(
             "pods.validate.gpu-admission.io Fail /validate",
             "workloads.validate.gpu-admission.io Ignore /validate",
             "policy.validate.gpu-admission.io Ignore /validate");
-    assertThat(validating.getWebhooks()).allSatisfy(w -> assertThat(w.getSideEffects()).isEqualTo("None"));
+    assertThat(validating.getWebhooks())
+        .allSatisfy(w -> assertThat(w.getSideEffects()).isEqualTo("None"));
   }
 
   @Test
@@ -54,23 +109,29 @@ class ManifestsTest {
     var local = (MutatingWebhookConfiguration) load("webhooks-local.yaml").get(0);
     var validating = (ValidatingWebhookConfiguration) load("webhooks-local.yaml").get(1);
 
-    assertThat(local.getWebhooks()).extracting(w -> w.getClientConfig().getUrl())
+    assertThat(local.getWebhooks())
+        .extracting(w -> w.getClientConfig().getUrl())
         .containsExactly("https://127.0.0.1:8443/mutate", "https://127.0.0.1:8443/mutate");
-    assertThat(validating.getWebhooks()).extracting(w -> w.getClientConfig().getUrl())
+    assertThat(validating.getWebhooks())
+        .extracting(w -> w.getClientConfig().getUrl())
         .containsOnly("https://127.0.0.1:8443/validate");
   }
 
   @Test
   void deploymentRunsTwoHardenedReplicasWithProbesOnTheTlsPort() throws IOException {
-    var objects = load("deployment.yaml");
+    var objects = load("base/deployment.yaml");
     var deployment = (Deployment) objects.get(0);
     var container = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
 
-    assertThat(objects).extracting(HasMetadata::getKind).containsExactly("Deployment", "PodDisruptionBudget", "Service");
+    assertThat(objects)
+        .extracting(HasMetadata::getKind)
+        .containsExactly("Deployment", "PodDisruptionBudget", "Service");
     assertThat(deployment.getSpec().getReplicas()).isEqualTo(2);
-    assertThat(deployment.getSpec().getTemplate().getSpec().getAffinity().getPodAntiAffinity()).isNotNull();
+    assertThat(deployment.getSpec().getTemplate().getSpec().getAffinity().getPodAntiAffinity())
+        .isNotNull();
     assertThat(container.getSecurityContext().getReadOnlyRootFilesystem()).isTrue();
-    assertThat(deployment.getSpec().getTemplate().getSpec().getSecurityContext().getRunAsNonRoot()).isTrue();
+    assertThat(deployment.getSpec().getTemplate().getSpec().getSecurityContext().getRunAsNonRoot())
+        .isTrue();
     assertThat(container.getReadinessProbe().getHttpGet().getPath()).isEqualTo("/q/health/ready");
     assertThat(container.getLivenessProbe().getHttpGet().getPath()).isEqualTo("/q/health/live");
     assertThat(container.getReadinessProbe().getHttpGet().getScheme()).isEqualTo("HTTPS");
@@ -78,11 +139,11 @@ class ManifestsTest {
 
   @Test
   void schedulerReachesTheExtenderOnItsNodePortWithEveryVerbAndTheRbacBindNeeds() throws IOException {
-    var config = new com.fasterxml.jackson.dataformat.yaml.YAMLMapper().readTree(Path.of("manifests/scheduler/kube-scheduler-config.yaml").toFile());
+    var config = new com.fasterxml.jackson.dataformat.yaml.YAMLMapper().readTree(Path.of("manifests/control-plane/kube-scheduler-config.yaml").toFile());
     var extender = config.path("extenders").get(0);
-    var service = (io.fabric8.kubernetes.api.model.Service) load("extender-service.yaml").get(0);
+    var service = (io.fabric8.kubernetes.api.model.Service) load("base/extender-service.yaml").get(0);
     var rules =
-        load("rbac.yaml").stream()
+        load("base/rbac.yaml").stream()
             .flatMap(o -> o instanceof io.fabric8.kubernetes.api.model.rbac.ClusterRole c ? c.getRules().stream()
                 : o instanceof io.fabric8.kubernetes.api.model.rbac.Role r ? r.getRules().stream() : java.util.stream.Stream.empty())
             .map(r -> r.getResources() + " " + r.getVerbs())
@@ -96,13 +157,182 @@ class ManifestsTest {
     assertThat(extender.path("managedResources").findValuesAsText("name")).containsExactly("aliyun.com/gpu-mem", "aliyun.com/gpu");
     assertThat(service.getSpec().getType()).isEqualTo("NodePort");
     assertThat(rules).contains("[pods] [patch]", "[bindings, pods/binding] [create]", "[configmaps] [get, list, watch]", "[leases] [get, update, patch]");
-    assertThat(Files.readString(Path.of("manifests/kustomization.yaml"))).contains("- extender-service.yaml");
+    assertThat(Files.readString(Path.of("manifests/base/kustomization.yaml"))).contains("- extender-service.yaml");
   }
 
   @Test
   void everyManifestParses() throws IOException {
-    for (var file : List.of("namespace.yaml", "rbac.yaml", "policy-configmap.yaml", "cert-manager/certificate.yaml", "webhooks-local.yaml")) {
+    for (var file :
+        List.of(
+            "base/namespace.yaml",
+            "base/rbac.yaml",
+            "base/policy-configmap.yaml",
+            "cert-manager/certificate.yaml",
+            "webhooks-local.yaml")) {
       assertThat(load(file)).as(file).isNotEmpty();
     }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("overlays")
+  void everyOverlayRendersKnownKindsWithConsistentNamesAndNoPlaceholder(String dir)
+      throws Exception {
+    var yaml = Overlays.render(dir);
+    assertThat(PLACEHOLDER_VALUE.matcher(yaml).results().map(m -> m.group()).toList())
+        .as("values left as placeholders to fill in")
+        .isEmpty();
+    assertThat(yaml)
+        .doesNotContain("CA_BUNDLE")
+        .doesNotContainIgnoringCase("placeholder")
+        .doesNotContain("example.com");
+
+    var objects = Overlays.objects(yaml);
+    var ids = new java.util.HashSet<String>();
+    for (var object : objects) {
+      var id =
+          object.getKind()
+              + " "
+              + object.getMetadata().getNamespace()
+              + "/"
+              + object.getMetadata().getName();
+      assertThat(ids.add(id)).as("%s appears once", id).isTrue();
+      if (object instanceof GenericKubernetesResource) {
+        assertThat(object.getApiVersion().split("/")[0] + " " + object.getKind())
+            .as("%s is a kind of the fabric8 model or an expected CRD", id)
+            .isIn(CUSTOM_KINDS);
+      }
+      if (object instanceof Namespaced || object instanceof GenericKubernetesResource) {
+        assertThat(object.getMetadata().getNamespace())
+            .as(id)
+            .isIn(
+                "gpu-admission",
+                "RoleBinding".equals(object.getKind()) ? "kube-system" : "gpu-admission");
+      } else {
+        assertThat(object.getMetadata().getNamespace()).as("%s is cluster-scoped", id).isNull();
+      }
+      if (object instanceof RoleBinding binding) {
+        assertThat(binding.getSubjects())
+            .allSatisfy(
+                subject ->
+                    assertThat(
+                            has(
+                                objects,
+                                "ServiceAccount",
+                                subject.getNamespace(),
+                                subject.getName()))
+                        .as(id)
+                        .isTrue());
+        if ("Role".equals(binding.getRoleRef().getKind())
+            && !"kube-system".equals(binding.getMetadata().getNamespace())) {
+          assertThat(
+                  has(
+                      objects,
+                      "Role",
+                      binding.getMetadata().getNamespace(),
+                      binding.getRoleRef().getName()))
+              .as(id)
+              .isTrue();
+        }
+      }
+      if (object instanceof ClusterRoleBinding binding) {
+        assertThat(binding.getSubjects())
+            .allSatisfy(
+                subject ->
+                    assertThat(
+                            has(
+                                objects,
+                                "ServiceAccount",
+                                subject.getNamespace(),
+                                subject.getName()))
+                        .as(id)
+                        .isTrue());
+        if (!binding.getRoleRef().getName().startsWith("system:")) {
+          assertThat(has(objects, "ClusterRole", null, binding.getRoleRef().getName()))
+              .as(id)
+              .isTrue();
+        }
+      }
+    }
+    assertWebhooksCallTheServiceOnExistingPaths(objects);
+  }
+
+  @Test
+  void placeholderCheckCatchesValuesToFillInButNotEnvironmentVariableNames() {
+    assertThat(PLACEHOLDER_VALUE.matcher("    - ipBlock:\n        cidr: API_SERVER_CIDR\n").find()).isTrue();
+    assertThat(PLACEHOLDER_VALUE.matcher("      caBundle: CA_BUNDLE\n").find()).isTrue();
+    assertThat(PLACEHOLDER_VALUE.matcher("        - name: POD_NAMESPACE\n          value: x\n").find()).isFalse();
+  }
+
+  static Stream<String> overlays() throws IOException {
+    return Stream.concat(Overlays.ALL.stream(), Stream.of(Overlays.combined()));
+  }
+
+  @Test
+  void baseInstallMakesItsOwnCertificateWithJustTheAccessItNeeds() throws Exception {
+    var objects = Overlays.renderObjects("manifests");
+    var container =
+        deployment(objects, "gpu-admission")
+            .getSpec()
+            .getTemplate()
+            .getSpec()
+            .getContainers()
+            .get(0);
+
+    assertThat(env(container, "GPU_ADMISSION_TLS_SELF_MANAGED")).isEqualTo("true");
+    assertThat(deployment(objects, "gpu-admission").getSpec().getTemplate().getSpec().getVolumes())
+        .noneMatch(v -> v.getSecret() != null);
+    assertThat(webhookClientConfigs(objects))
+        .hasSize(5)
+        .allSatisfy(c -> assertThat(c.getCaBundle()).isNull());
+    var secret = defaultOf("secretName");
+    var webhooks = defaultOf("webhookConfigurationName");
+    var role = (Role) find(objects, "Role", "gpu-admission", "gpu-admission-certificates");
+    assertThat(role.getRules())
+        .extracting(r -> r.getResources() + " " + r.getResourceNames() + " " + r.getVerbs())
+        .containsExactly("[secrets] [" + secret + "] [get, update]", "[secrets] [] [create]");
+    var clusterRole =
+        (ClusterRole) find(objects, "ClusterRole", null, "gpu-admission-certificates");
+    assertThat(clusterRole.getRules())
+        .extracting(r -> r.getResources() + " " + r.getResourceNames() + " " + r.getVerbs())
+        .containsExactly(
+            "[mutatingwebhookconfigurations, validatingwebhookconfigurations] ["
+                + webhooks
+                + "] [get, update]");
+    assertThat(find(objects, "MutatingWebhookConfiguration", null, webhooks)).isNotNull();
+    assertThat(find(objects, "ValidatingWebhookConfiguration", null, webhooks)).isNotNull();
+  }
+
+  @Test
+  void certManagerOverlayInjectsTheCaAndTurnsSelfManagementOff() throws Exception {
+    var objects = Overlays.renderObjects("manifests/cert-manager");
+    var pod = deployment(objects, "gpu-admission").getSpec().getTemplate().getSpec();
+    var container = pod.getContainers().get(0);
+
+    assertThat(env(container, "GPU_ADMISSION_TLS_SELF_MANAGED")).isEqualTo("false");
+    var mount =
+        container.getVolumeMounts().stream()
+            .filter(m -> "tls".equals(m.getName()))
+            .findFirst()
+            .orElseThrow();
+    assertThat(env(container, "GPU_ADMISSION_TLS_CERT"))
+        .isEqualTo(mount.getMountPath() + "/tls.crt");
+    assertThat(env(container, "GPU_ADMISSION_TLS_KEY"))
+        .isEqualTo(mount.getMountPath() + "/tls.key");
+    var volume =
+        pod.getVolumes().stream().filter(v -> "tls".equals(v.getName())).findFirst().orElseThrow();
+    assertThat(volume.getSecret().getSecretName()).isEqualTo("gpu-admission-tls");
+    assertThat(volume.getEmptyDir()).isNull();
+    var certificate =
+        (GenericKubernetesResource)
+            find(objects, "Certificate", "gpu-admission", "gpu-admission-tls");
+    assertThat(certificate.get("spec", "secretName").toString()).isEqualTo("gpu-admission-tls");
+    assertThat(certificate.get("spec", "dnsNames").toString())
+        .contains("gpu-admission.gpu-admission.svc");
+    for (var kind : List.of("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")) {
+      assertThat(find(objects, kind, null, "gpu-admission").getMetadata().getAnnotations())
+          .containsEntry("cert-manager.io/inject-ca-from", "gpu-admission/gpu-admission-tls");
+    }
+    assertThat(objects)
+        .noneMatch(o -> o.getMetadata().getName().equals("gpu-admission-certificates"));
   }
 }

@@ -13,7 +13,7 @@ class PolicyParserTest {
 
   @Test
   void shippedConfigMapHoldsTheBuiltInDefault() throws Exception {
-    var configMap = Fixtures.yamlTree(java.nio.file.Path.of("manifests/policy-configmap.yaml"));
+    var configMap = Fixtures.yamlTree(java.nio.file.Path.of("manifests/base/policy-configmap.yaml"));
     var text = configMap.path("data").path("policy.yaml").asText();
 
     assertThat(PolicyParser.parse(text)).isEqualTo(PolicyParser.builtInDefault());
@@ -70,6 +70,7 @@ class PolicyParserTest {
           bad topology       | allocator:\\n  topologies:\\n    Tesla-T4: "\\tGPU0\\tGPU1\\x0AGPU0\\t X \\tPHB\\x0AGPU1\\tSYS\\t X " | line 3: allocator.topologies.Tesla-T4: not a usable nvidia-smi topo -m matrix: asymmetric link matrix: GPU0->GPU1 is PHB but GPU1->GPU0 is SYS
           null value         | optOutLabel: null                                       | line 1: optOutLabel: must have a value (null is not allowed here)
           not a mapping      | - a list                                                | line 1: the policy must be a YAML mapping of keys to values
+          bad scheduler name | scheduling:\\n  schedulerName: GPU_Scheduler            | line 2: scheduling.schedulerName: "GPU_Scheduler" is not a valid scheduler name (a DNS subdomain, such as gpu-scheduler)
           broken YAML        | topology: [unclosed                                     | line 1: not valid YAML: while parsing a flow sequence: expected ',' or ']', but got <stream end>
           """)
   void refusesInvalidDocumentWithKeyPathAndLine(String what, String yaml, String message) {

@@ -1,0 +1,127 @@
+package io.gpuadmission.tls;
+
+import io.gpuadmission.cluster.ClusterConnection;
+import io.gpuadmission.cluster.WebhookNamespace;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.security.GeneralSecurityException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * The install without cert-manager: keeps the Secret's certificate current, serves it, and writes
+ * its CA into the webhook configurations, once at start and then every sync period. Until the first
+ * sync succeeds the replica is not ready (it serves a throwaway certificate nobody trusts). Nothing
+ * is written to disk: the key reaches the listener in memory.
+ */
+@ApplicationScoped
+public class SelfManagedCertificates {
+  private static final Logger LOG = Logger.getLogger(SelfManagedCertificates.class);
+  private static final Duration RETRY = Duration.ofSeconds(5);
+
+  private final CertificateConfig config;
+  private final ClusterConnection cluster;
+  private final WebhookNamespace namespace;
+  private final ServedCertificate served;
+  private ScheduledExecutorService timer;
+  private Counter failures;
+  private volatile boolean installed;
+  private volatile String status = "waiting for the first certificate sync";
+
+  public SelfManagedCertificates(
+      CertificateConfig config,
+      ClusterConnection cluster,
+      WebhookNamespace namespace,
+      ServedCertificate served) {
+    this.config = config;
+    this.cluster = cluster;
+    this.namespace = namespace;
+    this.served = served;
+  }
+
+  void start(@Observes StartupEvent event, MeterRegistry meters) {
+    // Registered either way so that dashboards and alerts find the series (0 with cert-manager).
+    failures =
+        Counter.builder("gpu_admission_certificate_sync_failures")
+            .description("Self-managed certificate syncs (Secret or caBundle) that failed")
+            .register(meters);
+    if (!config.selfManaged()) {
+      return;
+    }
+    if (!cluster.available()) {
+      status = "gpu-admission.tls.self-managed is on but there is no cluster to keep the Secret in";
+      LOG.error(status);
+      return;
+    }
+    var store =
+        new CertificateSecretStore(cluster.client(), namespace.name(), config, Clock.systemUTC());
+    var injector =
+        new CaBundleInjector(
+            cluster.client(),
+            config.webhookConfigurationName(),
+            namespace.name(),
+            config.serviceName());
+    timer =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> ServedCertificate.daemon(r, "certificate-sync"));
+    timer.execute(() -> syncAndReschedule(store, injector));
+  }
+
+  void stop(@Observes ShutdownEvent event) {
+    if (timer != null) {
+      timer.shutdownNow();
+    }
+  }
+
+  /** True unless self-managed and no certificate from the Secret is served yet. */
+  public boolean ready() {
+    return !config.selfManaged() || installed;
+  }
+
+  public String status() {
+    return status;
+  }
+
+  private void syncAndReschedule(CertificateSecretStore store, CaBundleInjector injector) {
+    var next = config.syncPeriod();
+    try {
+      var outcome = store.sync();
+      served.install(outcome.bundle());
+      var injection = injector.inject(outcome.bundle().caPem());
+      installed = true;
+      var expires = outcome.bundle().certificate().getNotAfter().toInstant();
+      status =
+          "serving the certificate of Secret " + config.secretName() + " (expires " + expires + ")";
+      if (outcome.action() != CertificateSecretStore.Action.UNCHANGED
+          || injection.changedWebhooks() > 0) {
+        LOG.infof(
+            "certificate %s: %s; caBundle written into %d webhooks",
+            outcome.action().name().toLowerCase(java.util.Locale.ROOT),
+            status,
+            injection.changedWebhooks());
+      }
+      if (injection.missingConfigurations() > 0) {
+        // kubectl apply creates the webhook configurations after the Deployment: look again soon.
+        next = RETRY.compareTo(next) < 0 ? RETRY : next;
+      }
+    } catch (GeneralSecurityException | RuntimeException e) {
+      failures.increment();
+      status =
+          "certificate sync failed, retrying in " + RETRY.toSeconds() + " s: " + e.getMessage();
+      LOG.warn(status);
+      next = RETRY.compareTo(next) < 0 ? RETRY : next;
+    }
+    if (!timer.isShutdown()) {
+      timer.schedule(
+          () -> syncAndReschedule(store, injector), next.toMillis(), TimeUnit.MILLISECONDS);
+    }
+  }
+}

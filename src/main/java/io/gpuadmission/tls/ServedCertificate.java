@@ -1,0 +1,235 @@
+package io.gpuadmission.tls;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import io.quarkus.tls.runtime.KeyStoreAndKeyCertOptions;
+import io.quarkus.tls.runtime.KeyStoreProvider;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.KeyCertOptions;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.Signature;
+import java.security.cert.X509Certificate;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * The certificate the HTTPS listener serves. The TLS registry takes its key material from here (the
+ * default TLS configuration has no key store of its own), as a key manager that is asked on every
+ * handshake. It serves the PEM files, re-read only when their bytes change (the registry's
+ * reload-period would rebuild a PKCS#12 store with PBKDF2 on every tick), or, with self-managed
+ * certificates, what {@link SelfManagedCertificates} installs from the Secret.
+ */
+@ApplicationScoped
+public class ServedCertificate implements KeyStoreProvider {
+  private static final Logger LOG = Logger.getLogger(ServedCertificate.class);
+
+  private final CertificateConfig config;
+  private final DynamicKeyManager keyManager = new DynamicKeyManager();
+  private ScheduledExecutorService timer;
+  private byte[] seenCert;
+  private byte[] seenKey;
+  private byte[] rejectedCert;
+  private byte[] rejectedKey;
+  private volatile X509Certificate served;
+
+  public ServedCertificate(CertificateConfig config) {
+    this.config = config;
+  }
+
+  /**
+   * Called by the TLS registry when it sets up the default configuration, before the listener
+   * starts.
+   */
+  @Override
+  public synchronized KeyStoreAndKeyCertOptions getKeyStore(Vertx vertx) {
+    if (served == null && !config.selfManaged()) {
+      serveFiles();
+    } else if (served == null) {
+      serveBootstrap();
+    }
+    try {
+      var empty = KeyStore.getInstance("PKCS12");
+      empty.load(null, null);
+      return new KeyStoreAndKeyCertOptions(empty, KeyCertOptions.wrap(keyManager));
+    } catch (GeneralSecurityException | IOException e) {
+      throw new IllegalStateException("could not create an in-memory key store", e);
+    }
+  }
+
+  void start(@Observes StartupEvent event, MeterRegistry meters) {
+    Gauge.builder(
+            "gpu_admission_certificate_expiry_timestamp", this, ServedCertificate::notAfterSeconds)
+        .description("When the serving certificate expires (Unix time)")
+        .baseUnit("seconds")
+        // Micrometer holds the state weakly by default; the bean lives as long as the app anyway.
+        .strongReference(true)
+        .register(meters);
+    if (config.selfManaged()) {
+      return; // the Secret is the only source; there are no files to watch
+    }
+    timer = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "certificate-files"));
+    var period = config.checkPeriod().toMillis();
+    timer.scheduleWithFixedDelay(this::checkQuietly, period, period, TimeUnit.MILLISECONDS);
+  }
+
+  void stop(@Observes ShutdownEvent event) {
+    if (timer != null) {
+      timer.shutdownNow();
+    }
+  }
+
+  /** The certificate new connections get. */
+  public X509Certificate served() {
+    return served;
+  }
+
+  /**
+   * Serves {@code bundle}'s certificate from the next handshake on; false if it is served already.
+   */
+  public synchronized boolean install(CertificateBundle bundle) {
+    if (bundle.certificate().equals(served)) {
+      return false;
+    }
+    serve(bundle.key(), bundle.certificate());
+    return true;
+  }
+
+  /** Serves the files if they changed since last read and hold a matching pair; true if so. */
+  public synchronized boolean check() {
+    var cert = readOrEmpty(config.certFile());
+    var key = readOrEmpty(config.keyFile());
+    if (Arrays.equals(cert, seenCert) && Arrays.equals(key, seenKey)) {
+      return false;
+    }
+    try {
+      var pair = parse(cert, key);
+      seenCert = cert;
+      seenKey = key;
+      serve(pair.key(), pair.certificate());
+      return true;
+    } catch (GeneralSecurityException e) {
+      // Not remembered as seen: a half-written pair is read again on the next check. Said once
+      // per content, not every check period.
+      if (!Arrays.equals(cert, rejectedCert) || !Arrays.equals(key, rejectedKey)) {
+        rejectedCert = cert;
+        rejectedKey = key;
+        LOG.warnf(
+            "%s and %s are not a usable pair (yet), still serving the previous certificate: %s",
+            config.certFile(), config.keyFile(), e.getMessage());
+      }
+      return false;
+    }
+  }
+
+  private void serveFiles() {
+    if (!check()) {
+      throw new IllegalStateException(
+          "no usable certificate at "
+              + config.certFile()
+              + " and "
+              + config.keyFile()
+              + " (certs/make-dev-certs.sh makes one; GPU_ADMISSION_TLS_CERT and"
+              + " GPU_ADMISSION_TLS_KEY point elsewhere)");
+    }
+  }
+
+  /**
+   * Self-managed: the real certificate comes from the Secret once the application runs; until then
+   * a throwaway one lets the listener start (readiness stays down meanwhile).
+   */
+  private void serveBootstrap() {
+    try {
+      var now = Instant.now();
+      var ca = CertificateIssuer.newCa("gpu-admission-bootstrap", now, Duration.ofDays(1));
+      var bootstrap =
+          CertificateIssuer.serving(
+              ca, ca.caCertificates(), List.of("localhost"), now, Duration.ofDays(1));
+      serve(bootstrap.key(), bootstrap.certificate());
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("could not make a bootstrap certificate", e);
+    }
+  }
+
+  private void serve(PrivateKey key, X509Certificate certificate) {
+    keyManager.serve(key, new X509Certificate[] {certificate});
+    served = certificate;
+    LOG.infof(
+        "serving certificate %s (expires %s)",
+        certificate.getSubjectX500Principal().getName(), certificate.getNotAfter().toInstant());
+  }
+
+  private record Pair(PrivateKey key, X509Certificate certificate) {}
+
+  private static Pair parse(byte[] certPem, byte[] keyPem) throws GeneralSecurityException {
+    if (certPem.length == 0 || keyPem.length == 0) {
+      throw new GeneralSecurityException("a file is missing or empty");
+    }
+    var certificate = Pem.readCertificates(new String(certPem, StandardCharsets.US_ASCII)).get(0);
+    var key = Pem.readPrivateKey(new String(keyPem, StandardCharsets.US_ASCII));
+    if (!matches(key, certificate)) {
+      throw new GeneralSecurityException("the key does not belong to the certificate");
+    }
+    return new Pair(key, certificate);
+  }
+
+  /** Signs a nonce with the key and verifies it with the certificate's public key. */
+  static boolean matches(PrivateKey key, X509Certificate certificate) {
+    try {
+      var algorithm = "EC".equals(key.getAlgorithm()) ? "SHA256withECDSA" : "SHA256withRSA";
+      var nonce = "gpu-admission".getBytes(StandardCharsets.US_ASCII);
+      var signer = Signature.getInstance(algorithm);
+      signer.initSign(key);
+      signer.update(nonce);
+      var signature = signer.sign();
+      var verifier = Signature.getInstance(algorithm);
+      verifier.initVerify(certificate.getPublicKey());
+      verifier.update(nonce);
+      return verifier.verify(signature);
+    } catch (GeneralSecurityException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  private double notAfterSeconds() {
+    var certificate = served;
+    return certificate == null ? Double.NaN : certificate.getNotAfter().getTime() / 1000.0;
+  }
+
+  private void checkQuietly() {
+    try {
+      check();
+    } catch (RuntimeException e) {
+      LOG.warnf("checking the certificate files failed: %s", e.toString());
+    }
+  }
+
+  private static byte[] readOrEmpty(Path file) {
+    try {
+      return Files.readAllBytes(file);
+    } catch (IOException missing) {
+      return new byte[0];
+    }
+  }
+
+  static Thread daemon(Runnable runnable, String name) {
+    var thread = new Thread(runnable, name);
+    thread.setDaemon(true);
+    return thread;
+  }
+}

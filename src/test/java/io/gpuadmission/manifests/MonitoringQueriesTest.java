@@ -1,0 +1,163 @@
+package io.gpuadmission.manifests;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.gpuadmission.support.Fixtures;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import java.net.URL;
+import java.util.ArrayList;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every metric the alerts and the dashboard of the monitoring overlay query is one the running
+ * service exposes on /q/metrics, so a renamed meter breaks this test, not an operator's night.
+ */
+@QuarkusTest
+class MonitoringQueriesTest {
+  /** Series Prometheus makes itself, not the service. */
+  private static final Set<String> FROM_PROMETHEUS = Set.of("up");
+
+  private static final Set<String> KEYWORDS =
+      Set.of(
+          "and",
+          "or",
+          "unless",
+          "by",
+          "without",
+          "on",
+          "ignoring",
+          "group_left",
+          "group_right",
+          "bool",
+          "offset",
+          "inf",
+          "nan");
+  private static final Pattern IDENTIFIER = Pattern.compile("[a-zA-Z_:][a-zA-Z0-9_:]*");
+
+  @TestHTTPResource(value = "/", tls = true)
+  URL base;
+
+  @Test
+  void everyQueriedMetricIsExposedByTheService() throws Exception {
+    var objects = Overlays.renderObjects("manifests/monitoring");
+    var expressions = new ArrayList<String>();
+    var rule =
+        (GenericKubernetesResource)
+            RenderedObjects.find(objects, "PrometheusRule", "gpu-admission", "gpu-admission");
+    new ObjectMapper()
+        .valueToTree(rule.getAdditionalProperties().get("spec"))
+        .path("groups")
+        .forEach(
+            group -> group.path("rules").forEach(r -> expressions.add(r.path("expr").asText())));
+    var dashboardMap =
+        (ConfigMap)
+            RenderedObjects.find(objects, "ConfigMap", "gpu-admission", "gpu-admission-dashboard");
+    var dashboard = new ObjectMapper().readTree(dashboardMap.getData().get("gpu-admission.json"));
+    for (JsonNode panel : dashboard.path("panels")) {
+      panel.path("targets").forEach(t -> expressions.add(t.path("expr").asText()));
+    }
+    assertThat(expressions).hasSizeGreaterThan(10).doesNotContain("");
+
+    var exposed = exposedMetricNames();
+    var queried = new TreeSet<String>();
+    expressions.forEach(e -> queried.addAll(metricNames(e)));
+
+    assertThat(queried)
+        .contains(
+            "gpu_admission_requests_total", "gpu_admission_certificate_expiry_timestamp_seconds");
+    assertThat(queried)
+        .allSatisfy(
+            name ->
+                assertThat(exposed)
+                    .as("metric %s queried by the monitoring overlay", name)
+                    .contains(name));
+  }
+
+  @Test
+  void metricNamesAreReadFromPromqlWithoutFunctionsLabelsOrKeywords() {
+    assertThat(
+            metricNames(
+                "histogram_quantile(0.99, sum by (le, endpoint) (rate(a_bucket{x=\"y\"}[5m]))) > 1"
+                    + " and on(job) b"))
+        .containsExactlyInAnyOrder("a_bucket", "b");
+    assertThat(metricNames("min(c_seconds) - time() < 14 * 86400")).containsExactly("c_seconds");
+  }
+
+  /**
+   * Metric names in a PromQL expression: identifiers that are not functions, keywords, labels or
+   * strings.
+   */
+  static Set<String> metricNames(String expression) {
+    var stripped =
+        expression
+            .replaceAll("\"[^\"]*\"", " ")
+            .replaceAll("\\{[^}]*}", " ")
+            .replaceAll("\\[[^]]*]", " ")
+            .replaceAll("\\b(by|without|on|ignoring|group_left|group_right)\\s*\\([^)]*\\)", " ")
+            .replaceAll("\\$\\w+", " ");
+    var names = new TreeSet<String>();
+    var matcher = IDENTIFIER.matcher(stripped);
+    while (matcher.find()) {
+      var name = matcher.group();
+      var rest = stripped.substring(matcher.end()).stripLeading();
+      var previous = matcher.start() == 0 ? ' ' : stripped.charAt(matcher.start() - 1);
+      if (!rest.startsWith("(")
+          && !KEYWORDS.contains(name)
+          && !Character.isDigit(previous)
+          && previous != '.'
+          && !FROM_PROMETHEUS.contains(name)) {
+        names.add(name);
+      }
+    }
+    return names;
+  }
+
+  /** Names on /q/metrics after one review once warm-up is over (request meters start then). */
+  private Set<String> exposedMetricNames() {
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(60))
+        .until(
+            () ->
+                given()
+                        .relaxedHTTPSValidation()
+                        .baseUri(base.toString())
+                        .get("/q/health/ready")
+                        .statusCode()
+                    == 200);
+    given()
+        .relaxedHTTPSValidation()
+        .baseUri(base.toString())
+        .contentType(ContentType.JSON)
+        .body(Fixtures.text(Fixtures.path("reviews/pod-topology-worker.json")))
+        .post("/mutate")
+        .then()
+        .statusCode(200);
+    var text =
+        given()
+            .relaxedHTTPSValidation()
+            .baseUri(base.toString())
+            .get("/q/metrics")
+            .then()
+            .statusCode(200)
+            .extract()
+            .asString();
+    var names = new TreeSet<String>();
+    for (var line : text.split("\n")) {
+      if (!line.isBlank() && !line.startsWith("#")) {
+        var end = line.indexOf('{') >= 0 ? line.indexOf('{') : line.indexOf(' ');
+        names.add(line.substring(0, end));
+      }
+    }
+    return names;
+  }
+}

@@ -1,0 +1,111 @@
+package io.gpuadmission.manifests;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * Renders kustomize overlays offline with {@code kubectl kustomize DIR}, as {@code kubectl apply
+ * -k} would before sending them, and parses the result with the fabric8 model.
+ */
+final class Overlays {
+  /** Every install the README offers, plus one combination of components. */
+  static final List<String> ALL =
+      List.of("manifests", "manifests/cert-manager", "manifests/scheduler", "manifests/monitoring");
+
+  /** kubectl 1.21 is the first to embed kustomize 4 (components, inline patches). */
+  private static final int MINIMUM_MINOR = 21;
+
+  private static final Pattern CLIENT_MINOR = Pattern.compile("\"minor\"\\s*:\\s*\"(\\d+)");
+  private static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
+  private static String kubectlProblem;
+  private static boolean checked;
+
+  private Overlays() {}
+
+  /** The rendered YAML; the test is skipped, saying why, when kubectl is missing or too old. */
+  static String render(String dir) throws IOException, InterruptedException {
+    assumeKubectl();
+    var result = run("kubectl", "kustomize", dir);
+    assertThat(result.exit()).as("kubectl kustomize %s failed:%n%s", dir, result.error()).isZero();
+    return result.output();
+  }
+
+  @SuppressWarnings("unchecked")
+  static List<HasMetadata> objects(String renderedYaml) {
+    var parsed = SERIALIZATION.unmarshal(renderedYaml);
+    return parsed instanceof List<?> list
+        ? new ArrayList<>((List<HasMetadata>) list)
+        : List.of((HasMetadata) parsed);
+  }
+
+  static List<HasMetadata> renderObjects(String dir) throws IOException, InterruptedException {
+    return objects(render(dir));
+  }
+
+  /** A kustomization in target/ that combines cert-manager with both components. */
+  static String combined() throws IOException {
+    var dir = Path.of("target", "overlays", "cert-manager-scheduler-monitoring");
+    Files.createDirectories(dir);
+    Files.writeString(
+        dir.resolve("kustomization.yaml"),
+        """
+        apiVersion: kustomize.config.k8s.io/v1beta1
+        kind: Kustomization
+        resources:
+        - ../../../manifests/cert-manager
+        components:
+        - ../../../manifests/components/scheduler
+        - ../../../manifests/components/monitoring
+        """);
+    return dir.toString();
+  }
+
+  private static synchronized void assumeKubectl() throws IOException, InterruptedException {
+    if (!checked) {
+      checked = true;
+      try {
+        var version = run("kubectl", "version", "--client", "-o", "json");
+        var matcher = CLIENT_MINOR.matcher(version.output());
+        if (version.exit() != 0 || !matcher.find()) {
+          kubectlProblem = "kubectl version --client failed: " + version.error();
+        } else if (Integer.parseInt(matcher.group(1)) < MINIMUM_MINOR) {
+          kubectlProblem =
+              "kubectl 1."
+                  + matcher.group(1)
+                  + " embeds a kustomize too old for components; install kubectl 1."
+                  + MINIMUM_MINOR
+                  + " or newer to render the overlays";
+        }
+      } catch (IOException notInstalled) {
+        kubectlProblem =
+            "kubectl is not installed (.ci/run installs it with apt): the overlays cannot be"
+                + " rendered";
+      }
+    }
+    Assumptions.assumeTrue(kubectlProblem == null, () -> kubectlProblem);
+  }
+
+  private record Result(int exit, String output, String error) {}
+
+  private static Result run(String... command) throws IOException, InterruptedException {
+    var process = new ProcessBuilder(command).redirectErrorStream(false).start();
+    var output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    var error = new String(process.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!process.waitFor(60, TimeUnit.SECONDS)) {
+      process.destroyForcibly();
+      throw new IOException(String.join(" ", command) + " did not finish in 60 s");
+    }
+    return new Result(process.exitValue(), output, error);
+  }
+}

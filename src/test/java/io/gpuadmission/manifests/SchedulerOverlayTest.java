@@ -1,0 +1,150 @@
+package io.gpuadmission.manifests;
+
+import static io.gpuadmission.manifests.RenderedObjects.assertServicePortReachesHttps;
+import static io.gpuadmission.manifests.RenderedObjects.find;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import io.gpuadmission.policy.PolicyParser;
+import java.net.URI;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The second scheduler: its KubeSchedulerConfiguration calls this service's extender paths over TLS
+ * with the service's CA, its RBAC is upstream's, and the policy sends GPU pods to it.
+ */
+class SchedulerOverlayTest {
+  /** The paths the extender endpoints serve (same server, same TLS as the webhook). */
+  private static final List<String> EXTENDER_PATHS =
+      List.of("/extender/filter", "/extender/prioritize", "/extender/bind");
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"manifests/scheduler", "combined"})
+  void extenderIsThisServiceOverTlsWithItsCa(String dir) throws Exception {
+    var objects = Overlays.renderObjects("combined".equals(dir) ? Overlays.combined() : dir);
+    var configuration = schedulerConfiguration(objects);
+    var extender = configuration.path("extenders").get(0);
+
+    var url = URI.create(extender.path("urlPrefix").asText());
+    assertThat(url.getScheme()).isEqualTo("https");
+    var host = url.getHost().split("\\.");
+    assertThat(host).hasSize(3).endsWith("svc");
+    var service = (Service) find(objects, "Service", host[1], host[0]);
+    assertServicePortReachesHttps(objects, service, url.getPort());
+    assertThat(
+            List.of(
+                extender.path("filterVerb").asText(),
+                extender.path("prioritizeVerb").asText(),
+                extender.path("bindVerb").asText()))
+        .map(verb -> url.getPath() + "/" + verb)
+        .containsExactlyElementsOf(EXTENDER_PATHS);
+    assertThat(extender.path("enableHTTPS").asBoolean()).isTrue();
+    assertThat(extender.path("nodeCacheCapable").asBoolean()).isTrue();
+    assertThat(extender.path("ignorable").asBoolean(true)).isFalse();
+    assertThat(extender.path("managedResources").findValuesAsText("name"))
+        .containsExactly("aliyun.com/gpu-mem", "aliyun.com/gpu");
+    assertThat(extender.path("managedResources").findValues("ignoredByScheduler"))
+        .allMatch(v -> !v.asBoolean(true));
+
+    var pod =
+        ((Deployment) find(objects, "Deployment", "gpu-admission", "gpu-scheduler"))
+            .getSpec()
+            .getTemplate()
+            .getSpec();
+    var container = pod.getContainers().get(0);
+    assertThat(container.getImage()).matches("registry\\.k8s\\.io/kube-scheduler:v1\\.32\\.\\d+");
+    var caFile = extender.path("tlsConfig").path("caFile").asText();
+    var caMount =
+        container.getVolumeMounts().stream()
+            .filter(m -> caFile.startsWith(m.getMountPath() + "/"))
+            .findFirst()
+            .orElseThrow();
+    var caVolume =
+        pod.getVolumes().stream()
+            .filter(v -> v.getName().equals(caMount.getName()))
+            .findFirst()
+            .orElseThrow();
+    assertThat(caVolume.getSecret().getSecretName())
+        .isEqualTo(RenderedObjects.defaultOf("secretName"));
+    assertThat(caVolume.getSecret().getItems())
+        .extracting(i -> i.getKey() + " -> " + caMount.getMountPath() + "/" + i.getPath())
+        .containsExactly("ca.crt -> " + caFile);
+    var configMount =
+        container.getCommand().stream()
+            .filter(a -> a.startsWith("--config="))
+            .findFirst()
+            .orElseThrow()
+            .substring(9);
+    assertThat(container.getVolumeMounts())
+        .anyMatch(m -> configMount.equals(m.getMountPath() + "/config.yaml"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"manifests/scheduler", "combined"})
+  void policySendsGpuPodsToTheSchedulerProfile(String dir) throws Exception {
+    var objects = Overlays.renderObjects("combined".equals(dir) ? Overlays.combined() : dir);
+    var profile =
+        schedulerConfiguration(objects).path("profiles").get(0).path("schedulerName").asText();
+
+    var policy = (ConfigMap) find(objects, "ConfigMap", "gpu-admission", "gpu-admission-policy");
+    var parsed = PolicyParser.parse(policy.getData().get("policy.yaml"));
+
+    assertThat(parsed.scheduling().gpuScheduler()).contains(profile);
+    assertThat(parsed.topology()).isEqualTo(PolicyParser.builtInDefault().topology());
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"manifests/scheduler"})
+  void rbacIsUpstreamsSecondSchedulerRbacPlusItsOwnLease(String dir) throws Exception {
+    var objects = Overlays.renderObjects(dir);
+    var election = schedulerConfiguration(objects).path("leaderElection");
+
+    assertThat(objects)
+        .filteredOn(ClusterRoleBinding.class::isInstance)
+        .map(ClusterRoleBinding.class::cast)
+        .filteredOn(b -> b.getSubjects().get(0).getName().equals("gpu-scheduler"))
+        .extracting(b -> b.getRoleRef().getName())
+        .containsExactlyInAnyOrder("system:kube-scheduler", "system:volume-scheduler");
+    var reader =
+        (RoleBinding)
+            find(
+                objects,
+                "RoleBinding",
+                "kube-system",
+                "gpu-scheduler-extension-apiserver-authentication-reader");
+    assertThat(reader.getRoleRef().getName())
+        .isEqualTo("extension-apiserver-authentication-reader");
+    var lease =
+        (Role)
+            find(
+                objects,
+                "Role",
+                election.path("resourceNamespace").asText(),
+                "gpu-scheduler-leader-election");
+    assertThat(lease.getRules())
+        .extracting(r -> r.getResources() + " " + r.getResourceNames() + " " + r.getVerbs())
+        .containsExactly(
+            "[leases] [" + election.path("resourceName").asText() + "] [get, update]",
+            "[leases] [] [create]");
+    assertThat(election.path("leaderElect").asBoolean()).isTrue();
+  }
+
+  private static JsonNode schedulerConfiguration(List<HasMetadata> objects) throws Exception {
+    var configMap = (ConfigMap) find(objects, "ConfigMap", "gpu-admission", "gpu-scheduler-config");
+    var configuration = new YAMLMapper().readTree(configMap.getData().get("config.yaml"));
+    assertThat(configuration.path("apiVersion").asText())
+        .isEqualTo("kubescheduler.config.k8s.io/v1");
+    assertThat(configuration.path("kind").asText()).isEqualTo("KubeSchedulerConfiguration");
+    return configuration;
+  }
+}

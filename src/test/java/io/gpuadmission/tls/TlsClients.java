@@ -1,0 +1,69 @@
+package io.gpuadmission.tls;
+
+import java.io.IOException;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.cert.X509Certificate;
+import java.util.List;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * Test clients that trust exactly the CAs given, and fresh handshakes that show the served
+ * certificate.
+ */
+final class TlsClients {
+  private TlsClients() {}
+
+  static SSLContext trusting(List<X509Certificate> cas)
+      throws GeneralSecurityException, IOException {
+    var store = KeyStore.getInstance(KeyStore.getDefaultType());
+    store.load(null, null);
+    for (int i = 0; i < cas.size(); i++) {
+      store.setCertificateEntry("ca-" + i, cas.get(i));
+    }
+    var trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    trust.init(store);
+    var context = SSLContext.getInstance("TLS");
+    context.init(null, trust.getTrustManagers(), null);
+    return context;
+  }
+
+  /** For looking at what is served, whoever signed it. */
+  static SSLContext trustingAnything() throws GeneralSecurityException {
+    var context = SSLContext.getInstance("TLS");
+    context.init(
+        null,
+        new javax.net.ssl.TrustManager[] {
+          new javax.net.ssl.X509TrustManager() {
+            @Override
+            public void checkClientTrusted(X509Certificate[] chain, String authType) {}
+
+            @Override
+            public void checkServerTrusted(X509Certificate[] chain, String authType) {}
+
+            @Override
+            public X509Certificate[] getAcceptedIssuers() {
+              return new X509Certificate[0];
+            }
+          }
+        },
+        null);
+    return context;
+  }
+
+  /**
+   * A new connection's handshake with {@code protocol}; returns the certificate the server
+   * presented.
+   */
+  static X509Certificate handshake(SSLContext context, int port, String protocol)
+      throws IOException {
+    try (var socket = (SSLSocket) context.getSocketFactory().createSocket("localhost", port)) {
+      socket.setSoTimeout(30_000);
+      socket.setEnabledProtocols(new String[] {protocol});
+      socket.startHandshake();
+      return (X509Certificate) socket.getSession().getPeerCertificates()[0];
+    }
+  }
+}
