@@ -131,7 +131,7 @@ public final class TraceSimulator {
             Map.of());
     return new GpuPolicy(
         p.version(), p.exemptNamespaces(), p.optOutLabel(), p.gpuResources(), p.nodeLabels(), p.cpuPods(),
-        p.topology(), p.sharedMemory(), p.gpuModel(), allocator, p.failureMode());
+        p.topology(), p.sharedMemory(), p.gpuModel(), allocator, p.failureMode(), p.scheduling());
   }
 
   /** Baselines that are not product strategies (random, best-fit) call the allocator directly. */
