@@ -11,7 +11,9 @@ record FuzzCase(String how, byte[] body) {
   /** The {@code index}-th case of a run: mostly damaged real reviews, some pure noise. */
   static FuzzCase next(JsonFuzzer fuzzer, List<JsonNode> corpus, int index) {
     var random = fuzzer.random();
-    var base = corpus.get(random.nextInt(corpus.size()));
+    var base = corpus.get(random.nextInt(corpus.size())).deepCopy();
+    // A uid per case, as the API server gives each request (the webhook logs a uid once).
+    ((ObjectNode) base.path("request")).put("uid", "fuzz-" + index);
     return switch (index % 20) {
       case 0 -> new FuzzCase("arbitrary JSON", bytes(fuzzer.value(4).toString()));
       case 1 -> truncated(base, random.nextDouble());
