@@ -5,11 +5,14 @@ import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
 /**
@@ -25,6 +28,7 @@ public class ClusterContact {
 
   private final ClusterConnection cluster;
   private final LongSupplier nanoTime;
+  private final Supplier<List<SharedIndexInformer<?>>> informers;
   private volatile long lastContactNanos;
   private volatile boolean connected;
   private volatile boolean everConnected;
@@ -32,12 +36,14 @@ public class ClusterContact {
 
   @Inject
   public ClusterContact(ClusterConnection cluster) {
-    this(cluster, System::nanoTime);
+    this(cluster, System::nanoTime, Informers::running);
   }
 
-  ClusterContact(ClusterConnection cluster, LongSupplier nanoTime) {
+  /** For tests: a clock, and the informers to look at. */
+  ClusterContact(ClusterConnection cluster, LongSupplier nanoTime, Supplier<List<SharedIndexInformer<?>>> informers) {
     this.cluster = cluster;
     this.nanoTime = nanoTime;
+    this.informers = informers;
     this.lastContactNanos = nanoTime.getAsLong();
   }
 
@@ -63,8 +69,8 @@ public class ClusterContact {
 
   /** Looks at every running informer once; runs every {@link #CHECK_EVERY}. */
   void check() {
-    var informers = Informers.running();
-    var watching = !informers.isEmpty() && informers.stream().allMatch(i -> i.isWatching());
+    var running = informers.get();
+    var watching = !running.isEmpty() && running.stream().allMatch(SharedIndexInformer::isWatching);
     var now = nanoTime.getAsLong();
     if (watching) {
       if (!connected && everConnected) {

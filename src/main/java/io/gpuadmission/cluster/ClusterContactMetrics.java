@@ -10,6 +10,10 @@ import jakarta.enterprise.event.Observes;
 @ApplicationScoped
 public class ClusterContactMetrics {
   void register(@Observes StartupEvent event, MeterRegistry registry, ClusterContact contact) {
+    // A gauge already registered under the name (an earlier application in the same JVM, as in
+    // tests) would keep reading that application's objects: replace it.
+    registry.find("gpu_admission_cluster_connected").meters().forEach(registry::remove);
+    registry.find("gpu_admission_cluster_seconds_since_contact").meters().forEach(registry::remove);
     Gauge.builder("gpu_admission_cluster_connected", contact, c -> c.connected() ? 1 : 0)
         .description("1 while every informer is watching the API server")
         .register(registry);

@@ -11,6 +11,11 @@ import jakarta.enterprise.event.Observes;
 @ApplicationScoped
 public class PolicyMetrics {
   void register(@Observes StartupEvent event, MeterRegistry registry, PolicyStore store, PolicyStatus status) {
+    // A gauge already registered under the name (an earlier application in the same JVM, as in
+    // tests) would keep reading that application's store: replace it.
+    for (var name : new String[] {"policy_generation", "policy_source", "policy_reload_failures"}) {
+      registry.find(name).meters().forEach(registry::remove);
+    }
     Gauge.builder("policy_generation", store, s -> s.active().generation())
         .description("How many times the policy in force has been replaced, plus one")
         .register(registry);

@@ -72,6 +72,10 @@ class ApiServerOutageTest {
       assertThat(answer(webhook.validation::review, sixteenGpuPod())).isEqualTo(validated);
       assertThat(webhook.nodes.nodes()).hasSize(5);
       assertThat(webhook.contact.secondsSinceContact()).isEqualTo(42);
+      var registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+      new ClusterContactMetrics().register(null, registry, webhook.contact);
+      assertThat(registry.get("gpu_admission_cluster_connected").gauge().value()).isZero();
+      assertThat(registry.get("gpu_admission_cluster_seconds_since_contact").gauge().value()).isEqualTo(42.0);
       var health = new ClusterHealthCheck(webhook.contact).call();
       assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.Status.UP);
       assertThat(health.getData()).contains(Map.of("configured", true, "connected", false, "secondsSinceContact", 42L));
@@ -85,6 +89,8 @@ class ApiServerOutageTest {
       await().atMost(WITHIN).until(() -> webhook.nodes.nodes().size() == 4
           && pinnedModel(answer(webhook.mutation::review, notebook())).contains("Tesla-V100-SXM2-16GB"));
       assertThat(webhook.contact.secondsSinceContact()).isZero();
+      assertThat(registry.get("gpu_admission_cluster_connected").gauge().value()).isEqualTo(1.0);
+      assertThat(registry.get("gpu_admission_cluster_seconds_since_contact").gauge().value()).isZero();
       assertThat(new ClusterHealthCheck(webhook.contact).call().getData()).contains(Map.of("configured", true, "connected", true, "secondsSinceContact", 0L));
     }
   }

@@ -53,16 +53,19 @@ final class Webhook implements AutoCloseable {
     pods = new PodInventory(connection, store);
     namespaces = new NamespaceInventory(connection);
     policyWatcher = new PolicyWatcher(connection, POLICY_CONFIG, namespace, store, status);
-    contact = new ClusterContact(connection, clock::get);
+    var others = java.util.Set.copyOf(Informers.running());
+    nodes.start(null);
+    pods.start(null);
+    namespaces.start(null);
+    policyWatcher.start(null);
+    // Only the informers started here: an application of another test may still run in this JVM.
+    contact = new ClusterContact(connection, clock::get,
+        () -> Informers.running().stream().filter(i -> !others.contains(i)).toList());
     var metrics = new AdmissionMetrics(new SimpleMeterRegistry());
     mutation = new MutationService(store, nodes, metrics);
     validation =
         new ValidationService(store, mutation, POLICY_CONFIG, namespace, new InformerClusterView(nodes, pods, namespaces),
             nodes, metrics, Duration.ofSeconds(60));
-    nodes.start(null);
-    pods.start(null);
-    namespaces.start(null);
-    policyWatcher.start(null);
   }
 
   /** One run of the contact check after the clock moved on by {@code seconds}. */
