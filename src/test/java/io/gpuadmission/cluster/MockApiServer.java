@@ -10,6 +10,9 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.http.Dispatcher;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.support.Fixtures;
 import java.net.InetAddress;
@@ -18,12 +21,30 @@ import java.util.List;
 
 /**
  * A fabric8 mock API server (CRUD mode) that can be stopped and started again on the same port,
- * as an API server that goes away and comes back with its objects (etcd) intact. The mock does
- * not replay missed events to a watch that resumes from a resourceVersion, so tests change
- * objects only once the informers are watching again.
+ * as an API server that goes away and comes back with its objects (etcd) intact. The mock keeps
+ * no event history, so after a restart each watch that resumes from a resourceVersion is answered
+ * 410 Gone once, as kube-apiserver does when that version has been compacted away: the informer
+ * lists again. (Resumed watches otherwise miss changes, and on the mock some fail with 400.)
  */
 final class MockApiServer implements AutoCloseable {
-  private final KubernetesCrudDispatcher store = new KubernetesCrudDispatcher(List.of());
+  private final KubernetesCrudDispatcher objects = new KubernetesCrudDispatcher(List.of());
+  private final java.util.Set<String> goneSent = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  /** Set by a restart: only watches resuming across an outage are refused. */
+  private volatile boolean restarted;
+  private final Dispatcher store =
+      new Dispatcher() {
+        @Override
+        public MockResponse dispatch(RecordedRequest request) {
+          var path = request.getPath();
+          var resumes = path.contains("watch=true") && path.matches(".*[?&]resourceVersion=[1-9].*");
+          if (restarted && resumes && goneSent.add(path.substring(0, path.indexOf('?')))) {
+            return new MockResponse().setResponseCode(410).setBody(
+                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Expired\",\"code\":410,"
+                    + "\"message\":\"too old resource version\"}");
+          }
+          return objects.dispatch(request);
+        }
+      };
   private int port;
   private KubernetesMockServer server;
 
@@ -47,6 +68,8 @@ final class MockApiServer implements AutoCloseable {
   }
 
   void restart() {
+    goneSent.clear();
+    restarted = true;
     try {
       // Let the informers notice the outage and back off, as they would in a real one.
       Thread.sleep(1000);
