@@ -9,7 +9,6 @@ import io.gpuadmission.policy.FailureModePolicy.FailureMode;
 import io.gpuadmission.policy.PolicyStore;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
-import org.jboss.logging.Logger;
 
 /**
  * Answers {@code /mutate}: pods on CREATE go through the mutation rules; every other kind and
@@ -18,7 +17,6 @@ import org.jboss.logging.Logger;
 @ApplicationScoped
 public class MutationService {
   static final String ENDPOINT = "mutate";
-  private static final Logger LOG = Logger.getLogger(MutationService.class);
 
   private final PolicyStore policies;
   private final NodeInventory nodes;
@@ -53,7 +51,7 @@ public class MutationService {
       metrics.record(ENDPOINT, Outcome.PATCHED, start);
       return Responses.patch(review.uid(), result.patch().toString(), result.warnings());
     } catch (RuntimeException e) {
-      LOG.errorf(e, "mutate: could not judge pod %s/%s (uid %s)", review.namespace(), review.objectName(), review.uid());
+      UnjudgedLog.warn(ENDPOINT, "pod " + review.namespace() + "/" + review.objectName(), review.uid(), e);
       var gpuPod = RawPodInspector.asksForGpu(review.object(), policy);
       var mode = policy.failureMode().forPod(gpuPod);
       var what = "gpu-admission could not judge pod \"" + review.objectName() + "\" (" + e.getClass().getSimpleName() + ")";

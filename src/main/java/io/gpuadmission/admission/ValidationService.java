@@ -22,7 +22,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.List;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.jboss.logging.Logger;
 
 /**
  * Answers {@code /validate}: pods, the pod templates of workloads, and the policy ConfigMap.
@@ -31,7 +30,6 @@ import org.jboss.logging.Logger;
 @ApplicationScoped
 public class ValidationService {
   static final String ENDPOINT = "validate";
-  private static final Logger LOG = Logger.getLogger(ValidationService.class);
 
   private final PolicyStore policies;
   private final PolicyConfig policyConfig;
@@ -109,7 +107,7 @@ public class ValidationService {
       }
       return allow(review, result.warnings(), start);
     } catch (RuntimeException e) {
-      LOG.errorf(e, "validate: could not judge %s %s/%s (uid %s)", review.kind(), review.namespace(), review.objectName(), review.uid());
+      UnjudgedLog.warn(ENDPOINT, review.kind() + " " + review.namespace() + "/" + review.objectName(), review.uid(), e);
       var gpu = RawPodInspector.asksForGpu(podLike(review), policy);
       if (policy.failureMode().forPod(gpu) == FailureMode.OPEN) {
         metrics.record(ENDPOINT, Outcome.FAILED_OPEN, start);

@@ -19,6 +19,11 @@ public class PolicyMetrics {
 
   void register(@Observes StartupEvent event, MeterRegistry registry, PolicyStore store, PolicyStatus status) {
     this.registry = registry;
+    // A gauge already registered under the name (an earlier application in the same JVM, as in
+    // tests) would keep reading that application's store: replace it.
+    for (var name : new String[] {"policy_generation", "policy_source", "policy_reload_failures"}) {
+      registry.find(name).meters().forEach(registry::remove);
+    }
     meters.add(
         Gauge.builder("policy_generation", store, s -> s.active().generation())
             .description("How many times the policy in force has been replaced, plus one")

@@ -96,11 +96,10 @@ class PolicyReloadTest {
     assertThat(store.active().generation()).isEqualTo(generation);
     assertThat(modelPinnedForNotebook()).isEqualTo("Tesla-V100-SXM2-16GB");
     assertThat(metrics()).contains("policy_reload_failures_total 1.0").contains("policy_source{source=\"configmap\"} 1.0");
-    // Readiness also waits for the warm-up, which on a restarted app (another test class first) can
-    // still be running here.
-    await().atMost(Duration.ofSeconds(90)).until(() -> given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/ready").statusCode() == 200);
-    given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/ready").then().statusCode(200)
-        .body("checks.find { it.name == 'policy' }.data.lastReloadError", org.hamcrest.Matchers.equalTo(expected));
+    // Ready once warm-up is over (seconds on a loaded machine); the policy check itself is always up.
+    await().atMost(Duration.ofSeconds(90)).untilAsserted(() ->
+        given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/ready").then().statusCode(200)
+            .body("checks.find { it.name == 'policy' }.data.lastReloadError", org.hamcrest.Matchers.equalTo(expected)));
 
     client.resource(policy("gpuModel:\n  namespaceDefaults:\n    ml-team-a: Tesla-V100-SXM2-16GB\n")).delete();
     await().atMost(WITHIN).until(() -> store.active().source() == PolicySource.DEFAULT);

@@ -59,6 +59,15 @@ public final class Fixtures {
     return mapper.valueToTree(mapper.convertValue(tree, Pod.class));
   }
 
+  /** A JSON text parsed to a tree, so that field order and spacing do not matter. */
+  public static JsonNode canonicalJson(String json) {
+    try {
+      return KubernetesJson.mapper().readTree(json);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   public static List<Node> nodes(Path file) {
     var list = KubernetesJson.mapper().convertValue(yamlTree(file), KubernetesList.class);
     return list.getItems().stream().map(Node.class::cast).toList();

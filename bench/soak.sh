@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Soak (not CI): the packaged webhook watching a changing mock cluster, mixed reviews at a fixed
+# rate; prints errors, p50/p99/max per window, and the webhook's RSS and threads at start and end.
+#   bench/soak.sh [--minutes 30] [--rate 200] [--window-minutes 5] [--warmup-seconds 30] [--port $GPU_ADMISSION_PORT]
+# Bounded: at most 180 minutes and 1000 requests/s; load goes to 127.0.0.1 only.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+if [[ ! -f target/quarkus-app/quarkus-run.jar || ! -f target/test-classes/io/gpuadmission/bench/Soak.class ]]; then
+  ./mvnw -B -q -DskipTests package
+fi
+if [[ ! -f target/soak.classpath ]]; then
+  ./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/soak.classpath
+fi
+exec java -Xmx512m -Djava.util.logging.manager=org.jboss.logmanager.LogManager -cp "target/test-classes:target/classes:$(cat target/soak.classpath)" io.gpuadmission.bench.Soak "$@"

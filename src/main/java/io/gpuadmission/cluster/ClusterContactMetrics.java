@@ -1,0 +1,25 @@
+package io.gpuadmission.cluster;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+
+/** Publishes gpu_admission_cluster_connected and gpu_admission_cluster_seconds_since_contact. */
+@ApplicationScoped
+public class ClusterContactMetrics {
+  void register(@Observes StartupEvent event, MeterRegistry registry, ClusterContact contact) {
+    // A gauge already registered under the name (an earlier application in the same JVM, as in
+    // tests) would keep reading that application's objects: replace it.
+    registry.find("gpu_admission_cluster_connected").meters().forEach(registry::remove);
+    registry.find("gpu_admission_cluster_seconds_since_contact").meters().forEach(registry::remove);
+    Gauge.builder("gpu_admission_cluster_connected", contact, c -> c.connected() ? 1 : 0)
+        .description("1 while every informer is watching the API server")
+        .register(registry);
+    Gauge.builder("gpu_admission_cluster_seconds_since_contact", contact, ClusterContact::secondsSinceContact)
+        .description("Seconds since the informers last watched the API server; 0 while they do")
+        .baseUnit("seconds")
+        .register(registry);
+  }
+}

@@ -1,0 +1,126 @@
+package io.gpuadmission.cluster;
+
+import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KubernetesList;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.http.Dispatcher;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.support.Fixtures;
+import java.net.InetAddress;
+import java.util.HashMap;
+import java.util.List;
+
+/**
+ * A fabric8 mock API server (CRUD mode) that can be stopped and started again on the same port,
+ * as an API server that goes away and comes back with its objects (etcd) intact. The mock keeps
+ * no event history, so after a restart each watch that resumes from a resourceVersion is answered
+ * 410 Gone once, as kube-apiserver does when that version has been compacted away: the informer
+ * lists again. (Resumed watches otherwise miss changes, and on the mock some fail with 400.)
+ */
+final class MockApiServer implements AutoCloseable {
+  private final KubernetesCrudDispatcher objects = new KubernetesCrudDispatcher(List.of());
+  private final java.util.Set<String> goneSent = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  /** Set by a restart: only watches resuming across an outage are refused. */
+  private volatile boolean restarted;
+  private final Dispatcher store =
+      new Dispatcher() {
+        @Override
+        public MockResponse dispatch(RecordedRequest request) {
+          var path = request.getPath();
+          var resumes = path.contains("watch=true") && path.matches(".*[?&]resourceVersion=[1-9].*");
+          if (restarted && resumes && goneSent.add(path.substring(0, path.indexOf('?')))) {
+            return new MockResponse().setResponseCode(410).setBody(
+                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"reason\":\"Expired\",\"code\":410,"
+                    + "\"message\":\"too old resource version\"}");
+          }
+          return objects.dispatch(request);
+        }
+      };
+  private int port;
+  private KubernetesMockServer server;
+
+  /** Starts with the first {@code nodeCount} fixture nodes, the namespaces and a policy. */
+  static MockApiServer start(int nodeCount, String policyYaml) {
+    var mock = new MockApiServer();
+    mock.server = mock.newServer();
+    mock.server.init(InetAddress.getLoopbackAddress(), 0);
+    mock.port = mock.server.getPort();
+    mock.seed(nodeCount, policyYaml);
+    return mock;
+  }
+
+  private KubernetesMockServer newServer() {
+    return new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), store, false);
+  }
+
+  void stop() {
+    server.destroy();
+    server = null;
+  }
+
+  void restart() {
+    goneSent.clear();
+    restarted = true;
+    try {
+      // Let the informers notice the outage and back off, as they would in a real one.
+      Thread.sleep(1000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    server = newServer();
+    server.init(InetAddress.getLoopbackAddress(), port);
+  }
+
+  /** A client for changing objects, as a user would with kubectl. */
+  KubernetesClient admin() {
+    return server.createClient();
+  }
+
+  void applyPolicy(String policyYaml) {
+    try (var admin = admin()) {
+      admin.resource(new ConfigMapBuilder()
+          .withNewMetadata().withName("gpu-admission-policy").withNamespace("gpu-admission").endMetadata()
+          .addToData("policy.yaml", policyYaml).build()).createOr(existing -> existing.update());
+    }
+  }
+
+  /** A client for the webhook's informers: fast reconnects, so the test need not wait long. */
+  KubernetesClient informerClient() {
+    return new KubernetesClientBuilder()
+        .withConfig(new ConfigBuilder().withMasterUrl("http://127.0.0.1:" + port).withNamespace("default")
+            .withWatchReconnectInterval(100).withWatchReconnectLimit(-1).withRequestTimeout(2000)
+            .withConnectionTimeout(1000).withRequestRetryBackoffLimit(0).build())
+        .build();
+  }
+
+  private void seed(int nodeCount, String policyYaml) {
+    try (var admin = server.createClient()) {
+      var nodes = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("cluster/nodes.yaml")), KubernetesList.class);
+      nodes.getItems().stream().limit(nodeCount).forEach(node -> admin.resource(node).create());
+      var namespaces =
+          KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("cluster/namespaces.yaml")), KubernetesList.class);
+      for (HasMetadata namespace : namespaces.getItems()) {
+        admin.resource(namespace).create();
+      }
+    }
+    if (policyYaml != null) {
+      applyPolicy(policyYaml);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (server != null) {
+      stop();
+    }
+  }
+}
