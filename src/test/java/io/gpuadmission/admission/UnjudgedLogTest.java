@@ -38,7 +38,7 @@ class UnjudgedLogTest {
         assertThat(record.getThrown()).isNull();
       });
       var reason = "IllegalArgumentException: Cannot deserialize value of type `java.lang.Boolean` from String \"maybe\":"
-          + " only \"true\" or \"false\" recognized (at com.fasterxml.jackson.databind.ObjectMapper._convert:";
+          + " only \"true\" or \"false\" recognized (at io.gpuadmission.admission.ReviewObject.as:";
       assertThat(log.records()).extracting(LogCapture::text).satisfiesExactly(
           mutate -> assertThat(mutate).startsWith(
               "mutate: could not judge pod default/broken-gpu-pod (uid " + uid + "): " + reason),

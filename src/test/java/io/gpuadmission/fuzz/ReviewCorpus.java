@@ -36,7 +36,7 @@ final class ReviewCorpus {
         }
       }
     }
-    reviews.add(review("fuzz-policy", Fixtures.yamlTree(Path.of("manifests/policy-configmap.yaml"))));
+    reviews.add(review("fuzz-policy", Fixtures.yamlTree(Path.of("manifests/base/policy-configmap.yaml"))));
     return List.copyOf(reviews);
   }
 

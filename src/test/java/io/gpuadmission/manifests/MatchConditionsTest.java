@@ -29,7 +29,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The matchConditions of manifests/webhooks.yaml decide which pods fail closed. They are read
+ * The matchConditions of manifests/base/webhooks.yaml decide which pods fail closed. They are read
  * from the file and evaluated with Google's CEL on fixture pods, so that a typo cannot quietly
  * send GPU pods to the fail-open webhook.
  */
@@ -49,7 +49,7 @@ class MatchConditionsTest {
   @BeforeAll
   @SuppressWarnings("unchecked")
   static void readWebhooks() throws IOException {
-    var objects = (List<Object>) new KubernetesSerialization().unmarshal(Files.readString(Path.of("manifests/webhooks.yaml")));
+    var objects = (List<Object>) new KubernetesSerialization().unmarshal(Files.readString(Path.of("manifests/base/webhooks.yaml")));
     var mutating = (MutatingWebhookConfiguration) objects.get(0);
     var validating = (ValidatingWebhookConfiguration) objects.get(1);
     gpuPods = mutatingConditions(mutating, "gpu-pods.mutate.gpu-admission.io");
