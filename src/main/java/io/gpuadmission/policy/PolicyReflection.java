@@ -12,6 +12,7 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
       NodeLabels.class,
       CpuPodPolicy.class,
       TopologyPolicy.class,
+      TopologyPolicy.ConflictMode.class,
       SharedMemoryPolicy.class,
       Placement.class,
       GpuModelPolicy.class,
