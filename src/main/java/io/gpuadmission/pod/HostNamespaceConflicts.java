@@ -90,13 +90,30 @@ public final class HostNamespaceConflicts {
       return Optional.empty();
     }
     for (var sysctl : spec.getSecurityContext().getSysctls()) {
-      if (sysctl.getName() != null && namespaced.test(sysctl.getName())) {
+      if (sysctl.getName() != null && namespaced.test(dotted(sysctl.getName()))) {
         return Optional.of(
             "the pod sets sysctl " + sysctl.getName() + ", which belongs to the pod's own namespace and which the API"
                 + " server refuses together with " + field);
       }
     }
     return Optional.empty();
+  }
+
+  /**
+   * A sysctl name as the API server reads it: written with slashes ({@code net/ipv4/ip_forward}),
+   * slashes and dots swap, as in the kernel's /proc/sys path.
+   */
+  static String dotted(String name) {
+    var slash = name.indexOf('/');
+    var dot = name.indexOf('.');
+    if (slash < 0 || (dot >= 0 && dot < slash)) {
+      return name;
+    }
+    var swapped = new StringBuilder(name.length());
+    for (var c : name.toCharArray()) {
+      swapped.append(c == '/' ? '.' : c == '.' ? '/' : c);
+    }
+    return swapped.toString();
   }
 
   private static Optional<String> common(Pod pod, String field) {

@@ -43,15 +43,21 @@ final class GangLifecycleRules {
       }
       case PYTORCH_JOB -> {
         var elastic = spec.path("elasticPolicy");
-        if (elastic.isObject() && varies(elastic)) {
-          result.refuse(
-              NAME,
-              "spec.elasticPolicy",
-              "an elastic PyTorchJob (elasticPolicy minReplicas " + elastic.path("minReplicas").asText("unset")
-                  + ", maxReplicas " + elastic.path("maxReplicas").asText("unset") + ") changes its number of"
-                  + " Workers, but a gpu-topology gang has the fixed size " + topology.replicaLabel() + " declares;"
-                  + " remove elasticPolicy or the " + topology.jobLabel() + " labels, or set minReplicas equal to"
-                  + " maxReplicas");
+        var workers = spec.path("pytorchReplicaSpecs").path("Worker").path("replicas").asInt(1);
+        if (elastic.isObject()) {
+          // The training operator defaults a missing bound to the other, both to the Worker replicas.
+          var min = elastic.path("minReplicas").isNumber() ? elastic.path("minReplicas").asInt()
+              : elastic.path("maxReplicas").asInt(workers);
+          var max = elastic.path("maxReplicas").isNumber() ? elastic.path("maxReplicas").asInt() : min;
+          if (min != max || min != workers) {
+            result.refuse(
+                NAME,
+                "spec.elasticPolicy",
+                "an elastic PyTorchJob (elasticPolicy minReplicas " + min + ", maxReplicas " + max + ", Worker replicas "
+                    + workers + ") can change its number of Workers, but a gpu-topology gang has the fixed size "
+                    + topology.replicaLabel() + " declares; remove elasticPolicy or the " + topology.jobLabel()
+                    + " labels, or set minReplicas and maxReplicas to the Worker replicas");
+          }
         }
       }
       default -> {}
@@ -109,15 +115,5 @@ final class GangLifecycleRules {
       }
     }
     return resources;
-  }
-
-  /**
-   * True when the job may change size: the training operator defaults a missing minReplicas or
-   * maxReplicas to the other (or to the Worker replicas), so only two different numbers vary.
-   */
-  private static boolean varies(JsonNode elastic) {
-    var min = elastic.path("minReplicas");
-    var max = elastic.path("maxReplicas");
-    return min.isNumber() && max.isNumber() && min.asInt() != max.asInt();
   }
 }

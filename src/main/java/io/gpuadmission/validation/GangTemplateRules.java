@@ -72,13 +72,16 @@ final class GangTemplateRules {
     var total = gang.stream().mapToInt(p -> p.template().replicas()).sum();
     // Scaled to zero, the workload makes no pods: there is no gang to wait for, whatever it declares.
     if (declared.isPresent() && total > 0 && declared.getAsInt() != total) {
+      // Training jobs say which replica types make the count; a single-template workload needs no breakdown.
       var parts = new ArrayList<String>();
-      gang.forEach(p -> parts.add(p.template().role().equals("pod") ? String.valueOf(p.template().replicas()) : p.template().role() + " " + p.template().replicas()));
+      gang.forEach(p -> parts.add(p.template().role() + " " + p.template().replicas()));
+      var breakdown = kind.trainingJob() ? " (" + String.join(" + ", parts) + ")" : "";
       result.refuse(
           ReplicaLabelRule.NAME,
           first.template().path() + ".metadata.labels." + policy.topology().replicaLabel(),
           replicaLabel + " is \"" + firstJob.replicas() + "\" but the " + (kind.trainingJob() ? "job" : kind.kind())
-              + " makes " + total + " pods (" + String.join(" + ", parts) + "); set " + replicaLabel + ": \"" + total + "\"");
+              + " makes " + total + (total == 1 ? " pod" : " pods") + breakdown + "; set " + replicaLabel + ": \"" + total
+              + "\"");
     }
   }
 

@@ -39,8 +39,8 @@ public final class HostNamespaceConflictRule implements PodRule {
           NAME,
           "spec",
           s.prefix() + "gpu-topology job \"" + job.get().displayName() + "\" needs " + String.join("; and ", reasons)
-              + "; remove that setting from the pod (or the platform team sets policy topology.onConflict: skip to"
-              + " run such pods without it)");
+              + (reasons.size() == 1 ? "; remove that setting from the pod" : "; remove those settings from the pod")
+              + " (or the platform team sets policy topology.onConflict: skip to run such pods without it)");
     }
   }
 }

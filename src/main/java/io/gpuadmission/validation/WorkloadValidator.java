@@ -60,9 +60,7 @@ public final class WorkloadValidator {
       GangTemplateRules.check(kind, pods, policy, result);
     }
     var hasGang = pods.stream().anyMatch(p -> p.job(policy).isPresent());
-    // Scaled to zero a workload makes no pods: scaling down is always allowed.
-    var makesPods = pods.stream().anyMatch(p -> p.template().replicas() > 0);
-    if (hasGang && makesPods && !result.refused()) {
+    if (hasGang && !scaleDownOnly(object, oldObject) && !result.refused()) {
       GangLifecycleRules.check(kind, object, policy.topology(), result);
       GangLifecycleRules.checkUpdate(kind, object, oldObject, policy.topology(), result);
     }
@@ -71,6 +69,23 @@ public final class WorkloadValidator {
       result.adviseOnRefusals("a Job's pod template cannot change: delete the Job and create it again with the change");
     }
     return result;
+  }
+
+  /**
+   * An UPDATE that only lowers {@code spec.replicas}: always allowed, also for a gang admitted
+   * before these rules (a scale-down never starts a rollout). A CREATE at zero replicas is judged:
+   * {@code kubectl scale} goes through the scale subresource, which this webhook never sees.
+   */
+  private static boolean scaleDownOnly(JsonNode object, JsonNode oldObject) {
+    if (oldObject == null || !object.path("spec").isObject() || !oldObject.path("spec").isObject()) {
+      return false;
+    }
+    var before = ((ObjectNode) oldObject.path("spec")).deepCopy();
+    var after = ((ObjectNode) object.path("spec")).deepCopy();
+    var lower = after.path("replicas").asInt(1) <= before.path("replicas").asInt(1);
+    before.remove("replicas");
+    after.remove("replicas");
+    return lower && before.equals(after);
   }
 
   /** A template with the metadata a pod of it will have: namespace and controller owner. */

@@ -224,7 +224,7 @@ class GangLifecycleClusterTest {
     assertThat(allowed(post(Reviews.update("u-dep-meta", before, annotated)))).isTrue();
     assertThat(message(post(Reviews.update("u-dep-spec", before, rescaled))))
         .isEqualTo(
-            "Deployment \"bert-serve\": gpu-topology-replica is \"2\" but the Deployment makes 3 pods (3); set"
+            "Deployment \"bert-serve\": gpu-topology-replica is \"2\" but the Deployment makes 3 pods; set"
                 + " gpu-topology-replica: \"3\"");
   }
 

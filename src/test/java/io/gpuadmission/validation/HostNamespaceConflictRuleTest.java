@@ -95,4 +95,23 @@ class HostNamespaceConflictRuleTest {
 
     assertThat(io.gpuadmission.pod.TopologyJob.of(pod, PolicyParser.builtInDefault().topology())).isEmpty();
   }
+
+  @Test
+  void readsASysctlWrittenWithSlashesAsTheApiServerDoes() {
+    var result =
+        validateMutated(
+            "mutation/pytorch-dist-nccl-worker/pod.yaml",
+            pod -> pod.getSpec().setSecurityContext(
+                new io.fabric8.kubernetes.api.model.PodSecurityContextBuilder()
+                    .addNewSysctl().withName("net/ipv4/ip_local_port_range").withValue("1024 65000").endSysctl()
+                    .build()));
+
+    assertThat(result.violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "gpu-topology job \"pytorch-dist-nccl\" needs hostNetwork, but the pod sets sysctl net/ipv4/ip_local_port_range,"
+                + " which belongs to the pod's own namespace and which the API server refuses together with hostNetwork;"
+                + " remove that setting from the pod (or the platform team sets policy topology.onConflict: skip to run"
+                + " such pods without it)");
+  }
 }

@@ -72,7 +72,7 @@ class WorkloadValidatorTest {
     assertThat(result.violations())
         .extracting(Violation::message)
         .containsExactly(
-            "gpu-topology-replica is \"4\" but the StatefulSet makes 3 pods (3); set gpu-topology-replica: \"3\"");
+            "gpu-topology-replica is \"4\" but the StatefulSet makes 3 pods; set gpu-topology-replica: \"3\"");
   }
 
   @Test
@@ -114,7 +114,7 @@ class WorkloadValidatorTest {
     assertThat(validate("job-topology-completions.yaml", WorkloadKind.JOB).violations()).isEmpty();
     assertThat(validate("job-topology-completions-declares-parallelism.yaml", WorkloadKind.JOB).violations())
         .extracting(Violation::message)
-        .containsExactly("gpu-topology-replica is \"4\" but the Job makes 2 pods (2); set gpu-topology-replica: \"2\"");
+        .containsExactly("gpu-topology-replica is \"4\" but the Job makes 2 pods; set gpu-topology-replica: \"2\"");
   }
 
   @Test
@@ -132,9 +132,9 @@ class WorkloadValidatorTest {
     assertThat(validate("pytorchjob-elastic.yaml", WorkloadKind.PYTORCH_JOB).violations())
         .extracting(Violation::message)
         .containsExactly(
-            "an elastic PyTorchJob (elasticPolicy minReplicas 1, maxReplicas 4) changes its number of Workers, but a"
-                + " gpu-topology gang has the fixed size gpu-topology-replica declares; remove elasticPolicy or the"
-                + " gpu-topology labels, or set minReplicas equal to maxReplicas");
+            "an elastic PyTorchJob (elasticPolicy minReplicas 1, maxReplicas 4, Worker replicas 3) can change its number"
+                + " of Workers, but a gpu-topology gang has the fixed size gpu-topology-replica declares; remove"
+                + " elasticPolicy or the gpu-topology labels, or set minReplicas and maxReplicas to the Worker replicas");
   }
 
   @Test
@@ -236,7 +236,7 @@ class WorkloadValidatorTest {
     assertThat(update(WorkloadKind.JOB, before, after).violations())
         .extracting(Violation::message)
         .containsExactly(
-            "gpu-topology-replica is \"2\" but the Job makes 3 pods (3); set gpu-topology-replica: \"3\"; a Job's pod"
+            "gpu-topology-replica is \"2\" but the Job makes 3 pods; set gpu-topology-replica: \"3\"; a Job's pod"
                 + " template cannot change: delete the Job and create it again with the change");
   }
 
@@ -281,5 +281,31 @@ class WorkloadValidatorTest {
 
   private ValidationResult validate(JsonNode object) {
     return validator.validate(WorkloadKind.PYTORCH_JOB, object, "default", PolicyParser.builtInDefault(), ClusterView.EMPTY, GpuModelCatalog.EMPTY);
+  }
+
+  @Test
+  void judgesTheRolloutStrategyOfAGangDeploymentCreatedAtZeroReplicas() {
+    var atZero = tree("deployment-topology-rolling-update.yaml");
+    ((ObjectNode) atZero.path("spec")).put("replicas", 0);
+
+    // kubectl scale goes through the scale subresource, which this webhook never sees.
+    assertThat(validate(atZero, WorkloadKind.DEPLOYMENT).violations()).extracting(Violation::rule).containsExactly("gang-lifecycle");
+  }
+
+  @Test
+  void deniesAnElasticPolicyWhoseOneBoundDiffersFromTheWorkers() {
+    var job = tree("pytorchjob-elastic.yaml");
+    ((ObjectNode) job.at("/spec/elasticPolicy")).remove("minReplicas");
+
+    assertThat(validate(job).violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "an elastic PyTorchJob (elasticPolicy minReplicas 4, maxReplicas 4, Worker replicas 3) can change its number"
+                + " of Workers, but a gpu-topology gang has the fixed size gpu-topology-replica declares; remove"
+                + " elasticPolicy or the gpu-topology labels, or set minReplicas and maxReplicas to the Worker replicas");
+  }
+
+  private ValidationResult validate(JsonNode object, WorkloadKind kind) {
+    return validator.validate(kind, object, "default", PolicyParser.builtInDefault(), ClusterView.EMPTY, GpuModelCatalog.EMPTY);
   }
 }
