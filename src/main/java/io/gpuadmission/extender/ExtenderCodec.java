@@ -29,6 +29,13 @@ final class ExtenderCodec {
     if (args.nodeNames() == null && (args.nodes() == null || args.nodes().getItems() == null)) {
       throw new MalformedRequest("ExtenderArgs without NodeNames or Nodes");
     }
+    var names = args.nodeNames() != null ? args.nodeNames() : args.nodes().getItems().stream()
+        .map(n -> n == null || n.getMetadata() == null ? null : n.getMetadata().getName()).toList();
+    for (int i = 0; i < names.size(); i++) {
+      if (names.get(i) == null || names.get(i).isBlank()) {
+        throw new MalformedRequest((args.nodeNames() != null ? "NodeNames[" : "Nodes.items[") + i + "] names no node");
+      }
+    }
     return args;
   }
 

@@ -1,10 +1,10 @@
 package io.gpuadmission.extender;
 
+import io.gpuadmission.cluster.ClusterConnection;
 import io.gpuadmission.placement.BindRequest;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LedgerInspection;
 import io.gpuadmission.placement.PodBinder;
-import io.smallrye.common.annotation.Blocking;
 import io.smallrye.common.annotation.NonBlocking;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
@@ -15,23 +15,30 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.function.Supplier;
 
 /**
  * kube-scheduler extender over HTTP only, under {@code /extender/} and, for existing gpushare
  * configurations, {@code /gpushare-scheduler/}. Filter and prioritize read caches on the event
- * loop; bind calls the API server on a worker thread.
+ * loop; bind calls the API server on threads of its own ({@link BindThreads}).
  */
 @Path("/{prefix: extender|gpushare-scheduler}")
 public class ExtenderResource {
   private final ExtenderService service;
   private final PodBinder binder;
   private final GpuLedger ledger;
+  private final BindThreads binds;
+  private final ClusterConnection cluster;
 
-  public ExtenderResource(ExtenderService service, PodBinder binder, GpuLedger ledger) {
+  public ExtenderResource(
+      ExtenderService service, PodBinder binder, GpuLedger ledger, BindThreads binds, ClusterConnection cluster) {
     this.service = service;
     this.binder = binder;
     this.ledger = ledger;
+    this.binds = binds;
+    this.cluster = cluster;
   }
 
   @POST
@@ -54,16 +61,25 @@ public class ExtenderResource {
 
   @POST
   @Path("bind")
-  @Blocking
+  @NonBlocking
   @Consumes(MediaType.WILDCARD)
   @Produces(MediaType.APPLICATION_JSON)
-  public Response bind(byte[] body) {
-    return answer(
-        () -> {
-          var args = ExtenderCodec.bindingArgs(body);
-          var error = binder.bind(new BindRequest(args.podNamespace(), args.podName(), args.podUid(), args.node()));
-          return new ExtenderWire.BindingResult(error);
-        });
+  public CompletionStage<Response> bind(byte[] body) {
+    // Binds wait on the API server: on their own threads, so that a slow or absent API server
+    // cannot take the worker pool that health checks and admission reviews need.
+    return CompletableFuture.supplyAsync(
+        () ->
+            answer(
+                () -> {
+                  var args = ExtenderCodec.bindingArgs(body);
+                  if (!cluster.available()) {
+                    return new ExtenderWire.BindingResult(
+                        "gpu-admission has no Kubernetes API server to bind with (no kubeconfig, not in a pod)");
+                  }
+                  var error = binder.bind(new BindRequest(args.podNamespace(), args.podName(), args.podUid(), args.node()));
+                  return new ExtenderWire.BindingResult(error);
+                }),
+        binds.executor());
   }
 
   @GET
@@ -86,7 +102,16 @@ public class ExtenderResource {
     try {
       return Response.ok(ExtenderCodec.write(work.get())).build();
     } catch (ExtenderCodec.MalformedRequest e) {
-      return Response.status(400).type(MediaType.APPLICATION_JSON).entity(ExtenderCodec.write(Map.of("Error", e.getMessage()))).build();
+      return badRequest(e.getMessage());
+    } catch (ArithmeticException | NullPointerException | IllegalArgumentException e) {
+      // The pod's own fields (a quantity that is no number, a null in a list): kube-scheduler
+      // could not have sent it from a valid pod. Say what, never a 500 page.
+      return badRequest("cannot read the pod in the request: " + e.getClass().getSimpleName()
+          + (e.getMessage() == null ? "" : ": " + e.getMessage()));
     }
+  }
+
+  private static Response badRequest(String message) {
+    return Response.status(400).type(MediaType.APPLICATION_JSON).entity(ExtenderCodec.write(Map.of("Error", message))).build();
   }
 }

@@ -148,6 +148,22 @@ class ExtenderEndpointTest {
   }
 
   @Test
+  void aPodWhoseResourcesCannotBeReadGets400NotA500() {
+    var badQuantity =
+        "{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
+            + "{\"limits\":{\"aliyun.com/gpu-mem\":\"abc\"}}}]}},\"NodeNames\":[\"a\"]}";
+    var nullContainer = "{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[null]}},\"NodeNames\":[\"a\"]}";
+
+    assertThat(json(post("/extender/filter", badQuantity).statusCode(400).extract().asString()).path("Error").asText())
+        .startsWith("cannot read the pod in the request: ");
+    assertThat(json(post("/extender/prioritize", nullContainer).statusCode(400).extract().asString()).path("Error").asText())
+        .startsWith("cannot read the pod in the request: ");
+    assertThat(json(post("/extender/filter", "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",null]}")
+            .statusCode(400).extract().asString()))
+        .isEqualTo(json("{\"Error\":\"NodeNames[1] names no node\"}"));
+  }
+
+  @Test
   void inspectShowsEachGpuWithItsPods() {
     var node = given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect/" + CGPU_B).then().statusCode(200).extract().asString();
     var all = given().relaxedHTTPSValidation().baseUri(base.toString()).get("/gpushare-scheduler/inspect").then().statusCode(200).extract().asString();

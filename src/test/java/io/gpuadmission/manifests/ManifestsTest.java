@@ -154,7 +154,7 @@ class ManifestsTest {
     assertThat(List.of("filterVerb", "prioritizeVerb", "bindVerb")).extracting(k -> extender.path(k).asText()).containsExactly("filter", "prioritize", "bind");
     assertThat(extender.path("nodeCacheCapable").asBoolean()).isTrue();
     assertThat(extender.path("enableHTTPS").asBoolean()).isTrue();
-    assertThat(extender.path("managedResources").findValuesAsText("name")).containsExactly("aliyun.com/gpu-mem", "aliyun.com/gpu");
+    assertThat(extender.path("managedResources").findValuesAsText("name")).containsExactly("aliyun.com/gpu-mem", "aliyun.com/gpu", "nvidia.com/gpu");
     assertThat(service.getSpec().getType()).isEqualTo("NodePort");
     assertThat(rules).contains("[pods] [patch]", "[bindings, pods/binding] [create]", "[configmaps] [get, list, watch]", "[leases] [get, update, patch]");
     assertThat(Files.readString(Path.of("manifests/base/kustomization.yaml"))).contains("- extender-service.yaml");

@@ -52,7 +52,7 @@ class SchedulerOverlayTest {
     assertThat(extender.path("nodeCacheCapable").asBoolean()).isTrue();
     assertThat(extender.path("ignorable").asBoolean(true)).isFalse();
     assertThat(extender.path("managedResources").findValuesAsText("name"))
-        .containsExactly("aliyun.com/gpu-mem", "aliyun.com/gpu");
+        .containsExactly("aliyun.com/gpu-mem", "aliyun.com/gpu", "nvidia.com/gpu");
     assertThat(extender.path("managedResources").findValues("ignoredByScheduler"))
         .allMatch(v -> !v.asBoolean(true));
 
