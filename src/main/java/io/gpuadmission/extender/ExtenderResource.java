@@ -31,14 +31,21 @@ public class ExtenderResource {
   private final GpuLedger ledger;
   private final BindThreads binds;
   private final ClusterConnection cluster;
+  private final ExtenderMetrics metrics;
 
   public ExtenderResource(
-      ExtenderService service, PodBinder binder, GpuLedger ledger, BindThreads binds, ClusterConnection cluster) {
+      ExtenderService service,
+      PodBinder binder,
+      GpuLedger ledger,
+      BindThreads binds,
+      ClusterConnection cluster,
+      ExtenderMetrics metrics) {
     this.service = service;
     this.binder = binder;
     this.ledger = ledger;
     this.binds = binds;
     this.cluster = cluster;
+    this.metrics = metrics;
   }
 
   @POST
@@ -47,7 +54,7 @@ public class ExtenderResource {
   @Consumes(MediaType.WILDCARD)
   @Produces(MediaType.APPLICATION_JSON)
   public Response filter(byte[] body) {
-    return answer(() -> service.filter(ExtenderCodec.args(body)));
+    return answer("filter", () -> service.filter(ExtenderCodec.args(body)));
   }
 
   @POST
@@ -56,7 +63,7 @@ public class ExtenderResource {
   @Consumes(MediaType.WILDCARD)
   @Produces(MediaType.APPLICATION_JSON)
   public Response prioritize(byte[] body) {
-    return answer(() -> service.prioritize(ExtenderCodec.args(body)));
+    return answer("prioritize", () -> service.prioritize(ExtenderCodec.args(body)));
   }
 
   @POST
@@ -70,6 +77,7 @@ public class ExtenderResource {
     return CompletableFuture.supplyAsync(
         () ->
             answer(
+                "bind",
                 () -> {
                   var args = ExtenderCodec.bindingArgs(body);
                   if (!cluster.available()) {
@@ -86,7 +94,7 @@ public class ExtenderResource {
   @Path("inspect")
   @Produces(MediaType.APPLICATION_JSON)
   public Response inspect() {
-    return answer(() -> LedgerInspection.of(ledger));
+    return answer("inspect", () -> LedgerInspection.of(ledger));
   }
 
   @GET
@@ -98,14 +106,19 @@ public class ExtenderResource {
         .orElseGet(() -> Response.status(404).entity(ExtenderCodec.write(Map.of("error", "no GPUs known on node " + node))).build());
   }
 
-  private static Response answer(Supplier<Object> work) {
+  private Response answer(String verb, Supplier<Object> work) {
     try {
-      return Response.ok(ExtenderCodec.write(work.get())).build();
+      var result = work.get();
+      var failed = result instanceof ExtenderWire.BindingResult bound && bound.error() != null && !bound.error().isEmpty();
+      metrics.record(verb, failed ? "error" : "ok");
+      return Response.ok(ExtenderCodec.write(result)).build();
     } catch (ExtenderCodec.MalformedRequest e) {
+      metrics.record(verb, "malformed");
       return badRequest(e.getMessage());
     } catch (ArithmeticException | NullPointerException | IllegalArgumentException e) {
       // The pod's own fields (a quantity that is no number, a null in a list): kube-scheduler
       // could not have sent it from a valid pod. Say what, never a 500 page.
+      metrics.record(verb, "malformed");
       return badRequest("cannot read the pod in the request: " + e.getClass().getSimpleName()
           + (e.getMessage() == null ? "" : ": " + e.getMessage()));
     }

@@ -161,6 +161,9 @@ class ExtenderEndpointTest {
     assertThat(json(post("/extender/filter", "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",null]}")
             .statusCode(400).extract().asString()))
         .isEqualTo(json("{\"Error\":\"NodeNames[1] names no node\"}"));
+    assertThat(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").asString())
+        .containsPattern("gpu_admission_extender_requests_total\\{outcome=\"malformed\",verb=\"filter\"} [1-9]")
+        .containsPattern("gpu_admission_extender_requests_total\\{outcome=\"malformed\",verb=\"prioritize\"} [1-9]");
   }
 
   @Test

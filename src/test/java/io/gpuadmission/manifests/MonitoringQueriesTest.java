@@ -9,7 +9,9 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.gpuadmission.support.Fixtures;
 import io.quarkus.test.common.http.TestHTTPResource;
+import io.gpuadmission.cluster.ClusterFixtures;
 import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.restassured.http.ContentType;
 import java.net.URL;
 import java.util.ArrayList;
@@ -23,6 +25,8 @@ import org.junit.jupiter.api.Test;
  * service exposes on /q/metrics, so a renamed meter breaks this test, not an operator's night.
  */
 @QuarkusTest
+// The GPU ledger's meters have a row per node: they show once the ledger holds the fixture nodes.
+@WithKubernetesTestServer(crud = true, setup = ClusterFixtures.class)
 class MonitoringQueriesTest {
   /** Series Prometheus makes itself, not the service. */
   private static final Set<String> FROM_PROMETHEUS = Set.of("up");
@@ -142,6 +146,18 @@ class MonitoringQueriesTest {
         .post("/mutate")
         .then()
         .statusCode(200);
+    given()
+        .relaxedHTTPSValidation()
+        .baseUri(base.toString())
+        .contentType(ContentType.JSON)
+        .body(Fixtures.text(Fixtures.path("extender/filter-args-node-names.json")))
+        .post("/extender/filter")
+        .then()
+        .statusCode(200);
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(60))
+        .until(() -> given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").asString()
+            .contains("gpu_admission_pool_gpu_memory_fragmented_bytes{"));
     var text =
         given()
             .relaxedHTTPSValidation()

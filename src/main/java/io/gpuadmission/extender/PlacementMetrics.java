@@ -1,0 +1,123 @@
+package io.gpuadmission.extender;
+
+import io.gpuadmission.allocator.Fragmentation;
+import io.gpuadmission.allocator.Task;
+import io.gpuadmission.allocator.TaskDistribution;
+import io.gpuadmission.cluster.GpuNode;
+import io.gpuadmission.cluster.NodeInventory;
+import io.gpuadmission.placement.GpuLedger;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.MultiGauge;
+import io.micrometer.core.instrument.Tags;
+import io.quarkus.runtime.ShutdownEvent;
+import io.quarkus.runtime.StartupEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+/**
+ * What operators watch of the GPUs, read from the ledger on a schedule (a scrape never waits on
+ * it): per node and pool the GPUs and GPU memory there and what is allocated, and per pool the
+ * memory-share fragmentation the FGD allocator minimises, measured against the shares running now.
+ */
+@ApplicationScoped
+public class PlacementMetrics {
+  private static final long GIB = 1L << 30;
+  private static final String NO_POOL = "none";
+
+  private final GpuLedger ledger;
+  private final NodeInventory nodes;
+  private final MeterRegistry registry;
+  private final Duration period;
+  private final Map<String, MultiGauge> gauges = new HashMap<>();
+  private ScheduledExecutorService refresher;
+
+  public PlacementMetrics(
+      GpuLedger ledger,
+      NodeInventory nodes,
+      MeterRegistry registry,
+      @ConfigProperty(name = "gpu-admission.metrics.placement-period", defaultValue = "15s") Duration period) {
+    this.ledger = ledger;
+    this.nodes = nodes;
+    this.registry = registry;
+    this.period = period;
+  }
+
+  void start(@Observes StartupEvent event) {
+    gauge("gpu_admission_node_gpus", "GPUs of a node, by node and pool");
+    gauge("gpu_admission_node_gpus_allocated", "Whole GPUs of a node held by pods (a share holds part of one)");
+    gauge("gpu_admission_node_gpu_memory_bytes", "GPU memory of a node, by node and pool");
+    gauge("gpu_admission_node_gpu_memory_allocated_bytes", "GPU memory of a node held by pods, whole GPUs and shares");
+    gauge("gpu_admission_pool_gpu_memory_fragmented_bytes", "Free GPU memory of a pool that the running shares could not use (FGD's measure)");
+    refresher = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "placement-metrics"));
+    refresher.scheduleWithFixedDelay(this::refresh, 0, period.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  void stop(@Observes ShutdownEvent event) {
+    if (refresher != null) {
+      refresher.shutdownNow();
+    }
+    gauges.values().forEach(gauge -> gauge.register(List.of(), true));
+  }
+
+  private void gauge(String name, String description) {
+    // A meter of that name from an earlier application in this JVM (tests) would shadow ours.
+    registry.find(name).meters().forEach(registry::remove);
+    gauges.put(name, MultiGauge.builder(name).description(description).register(registry));
+  }
+
+  void refresh() {
+    var pools = new HashMap<String, String>();
+    for (GpuNode node : nodes.nodes()) {
+      pools.put(node.name(), node.pool().orElse(NO_POOL));
+    }
+    var fragmentation = fragmentation();
+    var rows = new HashMap<String, List<MultiGauge.Row<?>>>();
+    gauges.keySet().forEach(name -> rows.put(name, new ArrayList<>()));
+    var fragmented = new TreeMap<String, Double>();
+    for (var name : ledger.nodes()) {
+      var view = ledger.view(name);
+      if (view.isEmpty()) {
+        continue;
+      }
+      var pool = pools.getOrDefault(name, NO_POOL);
+      var tags = Tags.of("node", name, "pool", pool);
+      var gpus = view.get().gpus();
+      long memory = 0;
+      long used = 0;
+      var whole = 0;
+      for (var gpu : gpus) {
+        memory += gpu.capacity();
+        used += gpu.used();
+        whole += gpu.capacity() > 0 && gpu.used() == gpu.capacity() ? 1 : 0;
+      }
+      rows.get("gpu_admission_node_gpus").add(MultiGauge.Row.of(tags, gpus.size()));
+      rows.get("gpu_admission_node_gpus_allocated").add(MultiGauge.Row.of(tags, whole));
+      rows.get("gpu_admission_node_gpu_memory_bytes").add(MultiGauge.Row.of(tags, memory * GIB));
+      rows.get("gpu_admission_node_gpu_memory_allocated_bytes").add(MultiGauge.Row.of(tags, used * GIB));
+      fragmented.merge(pool, fragmentation == null ? 0 : fragmentation.of(view.get()) * GIB, Double::sum);
+    }
+    fragmented.forEach((pool, bytes) -> rows.get("gpu_admission_pool_gpu_memory_fragmented_bytes").add(MultiGauge.Row.of(Tags.of("pool", pool), bytes)));
+    rows.forEach((name, list) -> gauges.get(name).register(list, true));
+  }
+
+  /** FGD's measure against the memory shares held now; none while no share runs. */
+  private Fragmentation fragmentation() {
+    var shares = new ArrayList<Task>();
+    for (var claim : ledger.claims().values()) {
+      if (!claim.whole()) {
+        shares.add(Task.share(0, claim.memory()));
+      }
+    }
+    return shares.isEmpty() ? null : new Fragmentation(TaskDistribution.of(shares));
+  }
+}

@@ -1,0 +1,42 @@
+package io.gpuadmission.extender;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.gpuadmission.cluster.NodeInventory;
+import io.gpuadmission.placement.GpuClaim;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.GpuNodeCapacity;
+import io.gpuadmission.policy.PolicyStore;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class PlacementMetricsTest {
+  private static final double GIB = 1L << 30;
+
+  @Test
+  void reportsEachNodesGpusMemoryAndThePoolsFragmentationFromTheLedger() {
+    var ledger = new GpuLedger();
+    ledger.putNode(new GpuNodeCapacity("cgpu-a", "Tesla-V100-SXM2-16GB", List.of(16L, 16L), Optional.empty()));
+    ledger.confirm(GpuClaim.bound("uid-share", "default/share-10g", "cgpu-a", List.of(0), 10));
+    ledger.confirm(GpuClaim.bound("uid-whole", "default/whole-1", "cgpu-a", List.of(1), 0));
+    var nodes = new NodeInventory(null, new PolicyStore());
+    nodes.put(new NodeBuilder().withNewMetadata().withName("cgpu-a").addToLabels("ack.node.gpu.schedule", "cgpu").endMetadata().build());
+    var registry = new SimpleMeterRegistry();
+    var metrics = new PlacementMetrics(ledger, nodes, registry, Duration.ofHours(1));
+
+    metrics.start(null);
+    metrics.refresh();
+
+    assertThat(registry.get("gpu_admission_node_gpus").tags("node", "cgpu-a", "pool", "cgpu").gauge().value()).isEqualTo(2);
+    assertThat(registry.get("gpu_admission_node_gpus_allocated").tags("node", "cgpu-a", "pool", "cgpu").gauge().value()).isEqualTo(1);
+    assertThat(registry.get("gpu_admission_node_gpu_memory_bytes").tags("node", "cgpu-a").gauge().value()).isEqualTo(32 * GIB);
+    assertThat(registry.get("gpu_admission_node_gpu_memory_allocated_bytes").tags("node", "cgpu-a").gauge().value()).isEqualTo(26 * GIB);
+    // The only running share asks 10 GiB; the 6 GiB left on GPU 0 cannot hold another such share.
+    assertThat(registry.get("gpu_admission_pool_gpu_memory_fragmented_bytes").tags("pool", "cgpu").gauge().value()).isEqualTo(6 * GIB);
+    metrics.stop(null);
+  }
+}
