@@ -74,7 +74,7 @@ public final class LedgerWatcher implements AutoCloseable {
 
   private void putNode(Node node) {
     GpuCapacityMapper.map(node, policies.get().nodeLabels())
-        .ifPresentOrElse(ledger::putNode, () -> ledger.removeNode(node.getMetadata().getName()));
+        .ifPresentOrElse(ledger::putNode, () -> ledger.putNodeWithoutGpus(node.getMetadata().getName()));
   }
 
   /** A pod's current state: bound with a choice confirms it, finished frees it, pending keeps any reservation. */

@@ -31,17 +31,42 @@ public final class GpuLedger {
   private final Map<String, GpuClaim> claims = new HashMap<>();
   private final Map<String, Map<String, GpuClaim>> claimsByNode = new HashMap<>();
   private final Map<String, NodeGpus> views = new ConcurrentHashMap<>();
+  /** Nodes seen without GPUs, and nodes deleted: told apart from nodes not seen yet. */
+  private final Set<String> withoutGpus = ConcurrentHashMap.newKeySet();
+  private final Set<String> deleted = ConcurrentHashMap.newKeySet();
   private volatile long generation;
 
   public synchronized void putNode(GpuNodeCapacity node) {
+    withoutGpus.remove(node.name());
+    deleted.remove(node.name());
     capacity.put(node.name(), node);
     refresh(node.name());
   }
 
   /** Forgets a node's GPUs; claims on it stay until their pods go, as the pods still exist. */
   public synchronized void removeNode(String node) {
+    withoutGpus.remove(node);
+    deleted.add(node);
     capacity.remove(node);
     refresh(node);
+  }
+
+  /** The node exists and has no GPUs (no GPU labels or allocatable GPU resources). */
+  public synchronized void putNodeWithoutGpus(String node) {
+    capacity.remove(node);
+    refresh(node);
+    deleted.remove(node);
+    withoutGpus.add(node);
+  }
+
+  /** True for a node this ledger saw deleted (and not added again). */
+  public boolean knownDeleted(String node) {
+    return deleted.contains(node);
+  }
+
+  /** True for a node seen without GPUs; false for one with GPUs or not seen at all. */
+  public boolean knownWithoutGpus(String node) {
+    return withoutGpus.contains(node);
   }
 
   /** The GPUs an {@code unhealthy-gpu-<node>} ConfigMap lists; an empty set clears them. */

@@ -13,8 +13,26 @@ import java.util.TreeSet;
 public record NodeRefusal(String reason, boolean unresolvable) {
   static final String UNKNOWN_NODE = "no GPUs known on this node (no GPU labels or allocatable GPU resources)";
 
+  static final String UNSEEN_NODE =
+      "gpu-admission has not seen this node yet (its node cache is still filling); retried at the next attempt";
+
   static NodeRefusal unknownNode() {
     return new NodeRefusal(UNKNOWN_NODE, true);
+  }
+
+  static final String DELETED_NODE = "this node was deleted";
+
+  /** Why a node without a GPU view cannot take the pod: it has no GPUs, is gone, or is not seen yet. */
+  static NodeRefusal withoutView(GpuLedger ledger, String node) {
+    if (ledger.knownWithoutGpus(node)) {
+      return unknownNode();
+    }
+    return ledger.knownDeleted(node) ? new NodeRefusal(DELETED_NODE, true) : unseenNode();
+  }
+
+  /** A node the ledger's informer has not shown yet: it may have GPUs, so not unresolvable. */
+  static NodeRefusal unseenNode() {
+    return new NodeRefusal(UNSEEN_NODE, false);
   }
 
   /** The refusal for {@code ask} on {@code node}, empty when the node can take it. */

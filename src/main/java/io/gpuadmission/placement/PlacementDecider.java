@@ -61,7 +61,10 @@ public final class PlacementDecider {
     var failed = new LinkedHashMap<String, String>();
     var unresolvable = new LinkedHashMap<String, String>();
     for (var name : nodes) {
-      var refusal = ledger.view(name).map(v -> NodeRefusal.of(ask, v, resource)).orElseGet(() -> Optional.of(NodeRefusal.unknownNode()));
+      var refusal =
+          ledger.view(name)
+              .map(v -> NodeRefusal.of(ask, v, resource))
+              .orElseGet(() -> Optional.of(NodeRefusal.withoutView(ledger, name)));
       if (refusal.isEmpty()) {
         passed.add(name);
       } else {
@@ -129,7 +132,7 @@ public final class PlacementDecider {
   public Choice choose(GpuAsk ask, String node) {
     var view = ledger.view(node);
     if (view.isEmpty()) {
-      return new Choice.Refused("node " + node + ": " + NodeRefusal.UNKNOWN_NODE);
+      return new Choice.Refused("node " + node + ": " + NodeRefusal.withoutView(ledger, node).reason());
     }
     var s = strategies();
     var refusal = NodeRefusal.of(ask, view.get(), s.policy().sharedMemory().resourceName());

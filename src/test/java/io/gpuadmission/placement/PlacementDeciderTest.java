@@ -45,6 +45,14 @@ class PlacementDeciderTest {
   }
 
   @Test
+  void aNodeNotSeenYetIsRetriedNotSkippedForPreemption() {
+    var result = decider.filter(GpuAsk.share(8), List.of("joined-a-second-ago"));
+
+    assertThat(result.unresolvable()).isEmpty();
+    assertThat(result.failed()).containsExactlyEntriesOf(Map.of("joined-a-second-ago", NodeRefusal.UNSEEN_NODE));
+  }
+
+  @Test
   void askLargerThanAnyGpuIsUnresolvable() {
     var result = decider.filter(GpuAsk.share(20), List.of("gpu-share-a", "gpu-mixed"));
 

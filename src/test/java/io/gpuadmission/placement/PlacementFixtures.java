@@ -38,7 +38,8 @@ final class PlacementFixtures {
   static GpuLedger ledger(GpuPolicy policy) {
     var ledger = new GpuLedger();
     for (var node : nodes()) {
-      GpuCapacityMapper.map(node, policy.nodeLabels()).ifPresent(ledger::putNode);
+      GpuCapacityMapper.map(node, policy.nodeLabels())
+          .ifPresentOrElse(ledger::putNode, () -> ledger.putNodeWithoutGpus(node.getMetadata().getName()));
     }
     var map = unhealthyShareB();
     ledger.setUnhealthy(GpuCapacityMapper.unhealthyNode(map).orElseThrow(), GpuCapacityMapper.unhealthyGpus(map));

@@ -132,7 +132,7 @@ class PodBinderTest {
     ledger.removeNode("gpu-share-a");
 
     assertThat(binder.bind(request(pod, "gpu-share-a")))
-        .isEqualTo("cannot bind ml-team-a/notebook-8g (8GiB of one GPU): node gpu-share-a: " + NodeRefusal.UNKNOWN_NODE);
+        .isEqualTo("cannot bind ml-team-a/notebook-8g (8GiB of one GPU): node gpu-share-a: this node was deleted");
     assertThat(client.pods().inNamespace(NS).withName("notebook-8g").get().getMetadata().getAnnotations()).isNullOrEmpty();
   }
 
