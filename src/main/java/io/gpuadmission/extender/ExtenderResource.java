@@ -3,20 +3,24 @@ package io.gpuadmission.extender;
 import io.gpuadmission.cluster.ClusterConnection;
 import io.gpuadmission.placement.BindRequest;
 import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.LedgerInspection;
 import io.gpuadmission.placement.PodBinder;
 import io.smallrye.common.annotation.NonBlocking;
+import io.vertx.core.http.HttpServerRequest;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -32,6 +36,7 @@ public class ExtenderResource {
   private final BindThreads binds;
   private final ClusterConnection cluster;
   private final ExtenderMetrics metrics;
+  private final LeaderGate gate;
 
   public ExtenderResource(
       ExtenderService service,
@@ -39,13 +44,15 @@ public class ExtenderResource {
       GpuLedger ledger,
       BindThreads binds,
       ClusterConnection cluster,
-      ExtenderMetrics metrics) {
+      ExtenderMetrics metrics,
+      LeaderGate gate) {
     this.service = service;
     this.binder = binder;
     this.ledger = ledger;
     this.binds = binds;
     this.cluster = cluster;
     this.metrics = metrics;
+    this.gate = gate;
   }
 
   @POST
@@ -71,23 +78,39 @@ public class ExtenderResource {
   @NonBlocking
   @Consumes(MediaType.WILDCARD)
   @Produces(MediaType.APPLICATION_JSON)
-  public CompletionStage<Response> bind(byte[] body) {
+  public CompletionStage<Response> bind(byte[] body, @Context HttpServerRequest request) {
     // Binds wait on the API server: on their own threads, so that a slow or absent API server
     // cannot take the worker pool that health checks and admission reviews need.
-    return CompletableFuture.supplyAsync(
-        () ->
-            answer(
-                "bind",
-                () -> {
-                  var args = ExtenderCodec.bindingArgs(body);
-                  if (!cluster.available()) {
-                    return new ExtenderWire.BindingResult(
-                        "gpu-admission has no Kubernetes API server to bind with (no kubeconfig, not in a pod)");
-                  }
-                  var error = binder.bind(new BindRequest(args.podNamespace(), args.podName(), args.podUid(), args.node()));
-                  return new ExtenderWire.BindingResult(error);
-                }),
-        binds.executor());
+    return CompletableFuture.supplyAsync(() -> bindNow(body, request), binds.executor());
+  }
+
+  private Response bindNow(byte[] body, HttpServerRequest request) {
+    ExtenderWire.BindingArgs args;
+    try {
+      args = ExtenderCodec.bindingArgs(body);
+    } catch (ExtenderCodec.MalformedRequest e) {
+      metrics.record("bind", "malformed");
+      return badRequest(e.getMessage());
+    }
+    if (!cluster.available()) {
+      metrics.record("bind", "error");
+      return bound("gpu-admission has no Kubernetes API server to bind with (no kubeconfig, not in a pod)");
+    }
+    var error = binder.bind(new BindRequest(args.podNamespace(), args.podName(), args.podUid(), args.node()));
+    if (!error.isEmpty() && !gate.leading()) {
+      // Only the Lease holder binds. kube-scheduler keeps one (HTTP/2) connection to the Service,
+      // which may have landed on this replica: close it gracefully so that its retry opens a new
+      // connection, which the Service may send to the leader.
+      metrics.record("bind", "not_leader");
+      request.connection().shutdown(5, TimeUnit.SECONDS);
+      return bound(error);
+    }
+    metrics.record("bind", error.isEmpty() ? "ok" : "error");
+    return bound(error);
+  }
+
+  private static Response bound(String error) {
+    return Response.ok(ExtenderCodec.write(new ExtenderWire.BindingResult(error))).build();
   }
 
   @GET
@@ -109,8 +132,7 @@ public class ExtenderResource {
   private Response answer(String verb, Supplier<Object> work) {
     try {
       var result = work.get();
-      var failed = result instanceof ExtenderWire.BindingResult bound && bound.error() != null && !bound.error().isEmpty();
-      metrics.record(verb, failed ? "error" : "ok");
+      metrics.record(verb, "ok");
       return Response.ok(ExtenderCodec.write(result)).build();
     } catch (ExtenderCodec.MalformedRequest e) {
       metrics.record(verb, "malformed");

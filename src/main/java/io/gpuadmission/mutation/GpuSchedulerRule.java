@@ -5,12 +5,14 @@ import io.gpuadmission.pod.PodResources;
 
 /**
  * Sends a GPU pod to the scheduler the policy names ({@code scheduling.schedulerName}), the one
- * that asks this service where its GPUs are. A pod that already names a scheduler of its own keeps
- * it; the API server writes {@code default-scheduler} only after admission, so that value counts as
- * the user's choice too.
+ * that asks this service where its GPUs are. A pod that names a scheduler of its own keeps it. The
+ * API server defaults {@code schedulerName} to {@code default-scheduler} when it decodes the pod,
+ * before any webhook sees it, so that value means "none chosen" (a user who writes it explicitly
+ * cannot be told apart, and is moved too).
  */
 public final class GpuSchedulerRule implements PodMutationRule {
   public static final String NAME = "gpu-scheduler";
+  private static final String DEFAULT_SCHEDULER = "default-scheduler";
 
   @Override
   public String name() {
@@ -25,7 +27,7 @@ public final class GpuSchedulerRule implements PodMutationRule {
       return;
     }
     var current = pod.getSpec().getSchedulerName();
-    if (current == null || current.isEmpty()) {
+    if (current == null || current.isEmpty() || current.equals(DEFAULT_SCHEDULER)) {
       pod.getSpec().setSchedulerName(scheduler.get());
       report.changed(
           NAME,

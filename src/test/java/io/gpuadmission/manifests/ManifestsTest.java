@@ -141,7 +141,7 @@ class ManifestsTest {
   void schedulerReachesTheExtenderOnItsNodePortWithEveryVerbAndTheRbacBindNeeds() throws IOException {
     var config = new com.fasterxml.jackson.dataformat.yaml.YAMLMapper().readTree(Path.of("manifests/control-plane/kube-scheduler-config.yaml").toFile());
     var extender = config.path("extenders").get(0);
-    var service = (io.fabric8.kubernetes.api.model.Service) load("base/extender-service.yaml").get(0);
+    var service = (io.fabric8.kubernetes.api.model.Service) load("control-plane/extender-service.yaml").get(0);
     var rules =
         load("base/rbac.yaml").stream()
             .flatMap(o -> o instanceof io.fabric8.kubernetes.api.model.rbac.ClusterRole c ? c.getRules().stream()
@@ -157,7 +157,8 @@ class ManifestsTest {
     assertThat(extender.path("managedResources").findValuesAsText("name")).containsExactly("aliyun.com/gpu-mem", "aliyun.com/gpu", "nvidia.com/gpu");
     assertThat(service.getSpec().getType()).isEqualTo("NodePort");
     assertThat(rules).contains("[pods] [patch]", "[bindings, pods/binding] [create]", "[configmaps] [get, list, watch]", "[leases] [get, update, patch]");
-    assertThat(Files.readString(Path.of("manifests/base/kustomization.yaml"))).contains("- extender-service.yaml");
+    assertThat(Files.readString(Path.of("manifests/control-plane/kustomization.yaml"))).contains("- extender-service.yaml");
+    assertThat(Files.readString(Path.of("manifests/base/kustomization.yaml"))).doesNotContain("extender-service.yaml");
   }
 
   @Test
