@@ -79,13 +79,14 @@ public class ValidationService {
       }
       ValidationResult result;
       if (review.isCoreKind("Pod")) {
+        if (operation.equals("UPDATE") && !gangLabelsChanged(review, policy)) {
+          // A pod's resources and selectors cannot change; only its gang labels can. Decided on the
+          // trees, before the pod is typed: most pod UPDATEs are status and annotation writes.
+          return allow(review, List.of(), start);
+        }
         var pod = review.pod();
         var labels = pod.getMetadata().getLabels();
         if (labels != null && "true".equals(labels.get(policy.optOutLabel()))) {
-          return allow(review, List.of(), start);
-        }
-        if (operation.equals("UPDATE") && !gangLabelsChanged(review, policy)) {
-          // A pod's resources and selectors cannot change; only its gang labels can.
           return allow(review, List.of(), start);
         }
         result = pods.validate(new PodSubject(pod, review.namespace(), policy, cluster, "pod"), !review.dryRun());

@@ -1,5 +1,6 @@
 package io.gpuadmission.cluster;
 
+import io.gpuadmission.metrics.Meters;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.StartupEvent;
@@ -10,10 +11,7 @@ import jakarta.enterprise.event.Observes;
 @ApplicationScoped
 public class ClusterContactMetrics {
   void register(@Observes StartupEvent event, MeterRegistry registry, ClusterContact contact) {
-    // A gauge already registered under the name (an earlier application in the same JVM, as in
-    // tests) would keep reading that application's objects: replace it.
-    registry.find("gpu_admission_cluster_connected").meters().forEach(registry::remove);
-    registry.find("gpu_admission_cluster_seconds_since_contact").meters().forEach(registry::remove);
+    Meters.forget(registry, "gpu_admission_cluster_connected", "gpu_admission_cluster_seconds_since_contact");
     Gauge.builder("gpu_admission_cluster_connected", contact, c -> c.connected() ? 1 : 0)
         .description("1 while every informer is watching the API server")
         .register(registry);

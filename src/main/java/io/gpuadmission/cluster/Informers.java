@@ -1,9 +1,11 @@
 package io.gpuadmission.cluster;
 
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.jboss.logging.Logger;
 
 /**
@@ -35,6 +37,26 @@ final class Informers {
       RUNNING.remove(informer);
       informer.close();
     }
+  }
+
+  /** A handler that treats an add and an update alike: the object as it is now, or gone. */
+  static <T> ResourceEventHandler<T> handler(Consumer<T> current, Consumer<T> gone) {
+    return new ResourceEventHandler<>() {
+      @Override
+      public void onAdd(T obj) {
+        current.accept(obj);
+      }
+
+      @Override
+      public void onUpdate(T oldObj, T newObj) {
+        current.accept(newObj);
+      }
+
+      @Override
+      public void onDelete(T obj, boolean deletedFinalStateUnknown) {
+        gone.accept(obj);
+      }
+    };
   }
 
   /** The informers started and not stopped. */

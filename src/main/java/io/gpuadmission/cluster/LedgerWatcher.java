@@ -34,6 +34,7 @@ public final class LedgerWatcher implements AutoCloseable {
   private final GpuLedger ledger;
   private final Supplier<GpuPolicy> policies;
   private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
+  private volatile SharedIndexInformer<Node> nodes;
 
   public LedgerWatcher(KubernetesClient client, GpuLedger ledger, Supplier<GpuPolicy> policies) {
     this.client = client;
@@ -46,17 +47,18 @@ public final class LedgerWatcher implements AutoCloseable {
     var nodes = client.nodes().withLimit(BoundPods.PAGE).runnableInformer(0);
     nodes.removeNamespaceIndex();
     nodes.itemStore(new KeepOnlyStore<Node>(n -> true, n -> n));
-    nodes.addEventHandler(handler(this::putNode, n -> ledger.removeNode(n.getMetadata().getName())));
+    nodes.addEventHandler(Informers.handler(this::putNode, n -> ledger.removeNode(n.getMetadata().getName())));
     var pods = client.pods().inAnyNamespace().withLimit(BoundPods.PAGE).runnableInformer(0);
     pods.removeNamespaceIndex();
     pods.itemStore(new KeepOnlyStore<Pod>(p -> BoundPods.isGpuPod(p, policies.get()), BoundPods::strip));
-    pods.addEventHandler(handler(this::observe, p -> ledger.forget(p.getMetadata().getUid())));
+    pods.addEventHandler(Informers.handler(this::observe, p -> ledger.forget(p.getMetadata().getUid())));
     var maps = client.configMaps().inNamespace(KUBE_SYSTEM).runnableInformer(0);
     maps.itemStore(new KeepOnlyStore<ConfigMap>(m -> GpuCapacityMapper.unhealthyNode(m).isPresent(), m -> m));
     maps.addEventHandler(
-        handler(
+        Informers.handler(
             m -> GpuCapacityMapper.unhealthyNode(m).ifPresent(n -> ledger.setUnhealthy(n, GpuCapacityMapper.unhealthyGpus(m))),
             m -> GpuCapacityMapper.unhealthyNode(m).ifPresent(n -> ledger.setUnhealthy(n, Set.of()))));
+    this.nodes = nodes;
     for (var informer : List.of(nodes, pods, maps)) {
       informers.add(Informers.start(informer, "placement"));
     }
@@ -70,6 +72,14 @@ public final class LedgerWatcher implements AutoCloseable {
   @Override
   public void close() {
     informers.forEach(Informers::stop);
+  }
+
+  /** The policy's node labels changed: every node is read again, not just the next one to change. */
+  public void remapNodes() {
+    var current = nodes;
+    if (current != null) {
+      current.getStore().list().forEach(this::putNode);
+    }
   }
 
   private void putNode(Node node) {
@@ -87,24 +97,5 @@ public final class LedgerWatcher implements AutoCloseable {
     } else {
       GpuAnnotations.claimOf(pod).ifPresent(ledger::confirm);
     }
-  }
-
-  private static <T> ResourceEventHandler<T> handler(Consumer<T> current, Consumer<T> gone) {
-    return new ResourceEventHandler<>() {
-      @Override
-      public void onAdd(T obj) {
-        current.accept(obj);
-      }
-
-      @Override
-      public void onUpdate(T oldObj, T newObj) {
-        current.accept(newObj);
-      }
-
-      @Override
-      public void onDelete(T obj, boolean deletedFinalStateUnknown) {
-        gone.accept(obj);
-      }
-    };
   }
 }

@@ -1,8 +1,8 @@
 package io.gpuadmission.cluster;
 
 import io.fabric8.kubernetes.api.model.Node;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -38,31 +38,10 @@ public class NodeInventory {
       LOG.info("no cluster configured: node inventory stays empty");
       return;
     }
-    policies.onReplace(
-        (before, after) -> {
-          if (!before.nodeLabels().equals(after.nodeLabels())) {
-            remapAll();
-          }
-        });
+    // A change of the node labels the policy reads applies to every node at once, not as each changes.
+    policies.onChangeOf(GpuPolicy::nodeLabels, policy -> remapAll());
     informer = cluster.client().nodes().runnableInformer(0);
-    informer.addEventHandler(
-        new ResourceEventHandler<>() {
-          @Override
-          public void onAdd(Node node) {
-            put(node);
-          }
-
-          @Override
-          public void onUpdate(Node oldNode, Node newNode) {
-            put(newNode);
-          }
-
-          @Override
-          public void onDelete(Node node, boolean finalStateUnknown) {
-            nodes.remove(node.getMetadata().getName());
-            markChanged();
-          }
-        });
+    informer.addEventHandler(Informers.handler(this::put, this::remove));
     Informers.start(informer, "node");
   }
 
@@ -110,6 +89,11 @@ public class NodeInventory {
   }
 
   private record Snapshot(List<GpuNode> nodes, GpuModelCatalog models) {}
+
+  private void remove(Node node) {
+    nodes.remove(node.getMetadata().getName());
+    markChanged();
+  }
 
   /** Records a node; public for tests that fill the inventory without a cluster. */
   public void put(Node node) {

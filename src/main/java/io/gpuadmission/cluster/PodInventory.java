@@ -45,12 +45,7 @@ public class PodInventory {
     if (!cluster.available()) {
       return;
     }
-    policies.onReplace(
-        (before, after) -> {
-          if (!before.topology().jobLabel().equals(after.topology().jobLabel())) {
-            watchLabel(after.topology().jobLabel());
-          }
-        });
+    policies.onChangeOf(p -> p.topology().jobLabel(), p -> watchLabel(p.topology().jobLabel()));
     watchLabel(policies.current().topology().jobLabel());
   }
 

@@ -57,12 +57,7 @@ public class WebhookConditionSync {
     if (!cluster.available()) {
       return;
     }
-    policies.onReplace(
-        (before, after) -> {
-          if (!before.topology().jobLabel().equals(after.topology().jobLabel())) {
-            CompletableFuture.runAsync(() -> sync(after.topology().jobLabel()));
-          }
-        });
+    policies.onChangeOf(p -> p.topology().jobLabel(), p -> CompletableFuture.runAsync(() -> sync(p.topology().jobLabel())));
     // Never hold start-up on the API server. Then again every minute: re-applying webhooks.yaml
     // (an upgrade, a GitOps sync) writes the shipped label back.
     resync = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "webhook-condition-sync"));

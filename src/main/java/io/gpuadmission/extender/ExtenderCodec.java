@@ -29,8 +29,7 @@ final class ExtenderCodec {
     if (args.nodeNames() == null && (args.nodes() == null || args.nodes().getItems() == null)) {
       throw new MalformedRequest("ExtenderArgs without NodeNames or Nodes");
     }
-    var names = args.nodeNames() != null ? args.nodeNames() : args.nodes().getItems().stream()
-        .map(n -> n == null || n.getMetadata() == null ? null : n.getMetadata().getName()).toList();
+    var names = names(args);
     for (int i = 0; i < names.size(); i++) {
       if (names.get(i) == null || names.get(i).isBlank()) {
         throw new MalformedRequest((args.nodeNames() != null ? "NodeNames[" : "Nodes.items[") + i + "] names no node");
@@ -43,7 +42,7 @@ final class ExtenderCodec {
   static List<String> names(ExtenderWire.Args args) {
     return args.nodeNames() != null
         ? args.nodeNames()
-        : args.nodes().getItems().stream().map(n -> n.getMetadata().getName()).toList();
+        : args.nodes().getItems().stream().map(n -> n == null || n.getMetadata() == null ? null : n.getMetadata().getName()).toList();
   }
 
   static ExtenderWire.BindingArgs bindingArgs(byte[] body) {

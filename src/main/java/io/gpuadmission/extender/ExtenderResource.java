@@ -96,15 +96,17 @@ public class ExtenderResource {
       metrics.record("bind", "error");
       return bound("gpu-admission has no Kubernetes API server to bind with (no kubeconfig, not in a pod)");
     }
-    var error = binder.bind(new BindRequest(args.podNamespace(), args.podName(), args.podUid(), args.node()));
-    if (!error.isEmpty() && !gate.leading()) {
+    var bindRequest = new BindRequest(args.podNamespace(), args.podName(), args.podUid(), args.node());
+    var outcome = binder.bindIfLeading(bindRequest);
+    if (outcome.isEmpty()) {
       // Only the Lease holder binds. kube-scheduler keeps one (HTTP/2) connection to the Service,
       // which may have landed on this replica: close it gracefully so that its retry opens a new
       // connection, which the Service may send to the leader.
       metrics.record("bind", "not_leader");
       request.connection().shutdown(5, TimeUnit.SECONDS);
-      return bound(error);
+      return bound(binder.notLeader());
     }
+    var error = outcome.get();
     metrics.record("bind", error.isEmpty() ? "ok" : "error");
     return bound(error);
   }

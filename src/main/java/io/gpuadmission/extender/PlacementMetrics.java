@@ -5,6 +5,7 @@ import io.gpuadmission.allocator.Task;
 import io.gpuadmission.allocator.TaskDistribution;
 import io.gpuadmission.cluster.GpuNode;
 import io.gpuadmission.cluster.NodeInventory;
+import io.gpuadmission.metrics.Meters;
 import io.gpuadmission.placement.GpuLedger;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
@@ -40,6 +41,8 @@ public class PlacementMetrics {
   private final Duration period;
   private final Map<String, MultiGauge> gauges = new HashMap<>();
   private ScheduledExecutorService refresher;
+  /** The ledger generation the gauges show; nothing is recomputed while it stands. */
+  private long shown = -1;
 
   public PlacementMetrics(
       GpuLedger ledger,
@@ -70,12 +73,17 @@ public class PlacementMetrics {
   }
 
   private void gauge(String name, String description) {
-    // A meter of that name from an earlier application in this JVM (tests) would shadow ours.
-    registry.find(name).meters().forEach(registry::remove);
+    Meters.forget(registry, name);
     gauges.put(name, MultiGauge.builder(name).description(description).register(registry));
   }
 
   void refresh() {
+    // Every change of the ledger (claims, nodes, their labels, health) bumps its generation.
+    var generation = ledger.generation();
+    if (generation == shown) {
+      return;
+    }
+    shown = generation;
     var pools = new HashMap<String, String>();
     for (GpuNode node : nodes.nodes()) {
       pools.put(node.name(), node.pool().orElse(NO_POOL));

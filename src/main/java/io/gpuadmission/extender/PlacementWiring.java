@@ -9,6 +9,7 @@ import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementConfig;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PodBinder;
+import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -80,6 +81,7 @@ public class PlacementWiring {
       return;
     }
     watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).start();
+    policies.onChangeOf(GpuPolicy::nodeLabels, policy -> watcher.remapNodes());
     leadership =
         new PlacementLeadership(cluster.client(), ledger, gate, policies::current)
             .start(

@@ -3,7 +3,7 @@ package io.gpuadmission.mutation;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.gpuadmission.pod.HostNamespaceConflicts;
+import io.gpuadmission.pod.HostNamespace;
 import io.gpuadmission.pod.PodResources;
 import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.TopologyPolicy;
@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * A pod of a topology-aware training job gets what ACK's topology scheduler needs: whole GPUs
@@ -125,29 +124,20 @@ public final class TopologyJobRule implements PodMutationRule {
 
   private static List<String> grantHostNamespaces(
       Pod pod, TopologyPolicy topology, String jobName, MutationReport report) {
-    var spec = pod.getSpec();
     var set = new ArrayList<String>();
-    if (topology.hostIPC() && !Boolean.TRUE.equals(spec.getHostIPC())
-        && grantable("hostIPC", HostNamespaceConflicts.hostIPC(pod), jobName, report)) {
-      spec.setHostIPC(true);
-      set.add("hostIPC");
-    }
-    if (topology.hostNetwork() && !Boolean.TRUE.equals(spec.getHostNetwork())
-        && grantable("hostNetwork", HostNamespaceConflicts.hostNetwork(pod), jobName, report)) {
-      spec.setHostNetwork(true);
-      set.add("hostNetwork");
-    }
-    if (topology.hostPID() && !Boolean.TRUE.equals(spec.getHostPID())
-        && grantable("hostPID", HostNamespaceConflicts.hostPID(pod), jobName, report)) {
-      spec.setHostPID(true);
-      set.add("hostPID");
+    for (var namespace : HostNamespace.values()) {
+      if (!namespace.missing(pod, topology)) {
+        continue;
+      }
+      // Never patch a field the API server would refuse: say why it was left out instead.
+      var conflict = namespace.conflict(pod);
+      if (conflict.isPresent()) {
+        report.note("topology job \"" + jobName + "\": left " + namespace.field() + " unset: " + conflict.get());
+      } else {
+        namespace.grant(pod);
+        set.add(namespace.field());
+      }
     }
     return set;
-  }
-
-  /** Never patch a field the API server would refuse: say why it was left out instead. */
-  private static boolean grantable(String field, Optional<String> conflict, String jobName, MutationReport report) {
-    conflict.ifPresent(reason -> report.note("topology job \"" + jobName + "\": left " + field + " unset: " + reason));
-    return conflict.isEmpty();
   }
 }

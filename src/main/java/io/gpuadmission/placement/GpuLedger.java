@@ -26,7 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * filter and prioritize over thousands of nodes never wait for a bind.
  */
 public final class GpuLedger {
-  private final Map<String, GpuNodeCapacity> capacity = new HashMap<>();
+  private final Map<String, GpuNodeCapacity> capacity = new ConcurrentHashMap<>();
   private final Map<String, Set<Integer>> unhealthy = new HashMap<>();
   private final Map<String, GpuClaim> claims = new HashMap<>();
   private final Map<String, Map<String, GpuClaim>> claimsByNode = new HashMap<>();
@@ -39,6 +39,9 @@ public final class GpuLedger {
   public synchronized void putNode(GpuNodeCapacity node) {
     withoutGpus.remove(node.name());
     deleted.remove(node.name());
+    if (node.equals(capacity.get(node.name()))) {
+      return; // a node update (status, heartbeat) that left its GPUs as they were
+    }
     capacity.put(node.name(), node);
     refresh(node.name());
   }
@@ -158,10 +161,9 @@ public final class GpuLedger {
     return Optional.ofNullable(views.get(node));
   }
 
+  /** Lock-free, like {@link #view}: filter and prioritize read it for every node. */
   public Optional<GpuNodeCapacity> capacity(String node) {
-    synchronized (this) {
-      return Optional.ofNullable(capacity.get(node));
-    }
+    return Optional.ofNullable(capacity.get(node));
   }
 
   public synchronized Set<Integer> unhealthy(String node) {
@@ -233,7 +235,7 @@ public final class GpuLedger {
     var sick = unhealthy.getOrDefault(node, Set.of());
     var devices = new ArrayList<GpuDevice>(gpus.count());
     for (int g = 0; g < gpus.count(); g++) {
-      var size = gpus.memory().get(g);
+      var size = size(gpus, g);
       devices.add(new GpuDevice(g, gpus.model(), size, Math.min(size, used[g]), !sick.contains(g)));
     }
     var cpu = gpus.cpuMilli();
@@ -248,13 +250,22 @@ public final class GpuLedger {
     return used;
   }
 
+  /**
+   * A GPU's size in the view: its memory in GiB, or one unit when no label or resource tells its
+   * memory (a plain nvidia.com/gpu node). A whole-GPU claim fills the GPU by taking all of it, so a
+   * size of 0 would leave the GPU free for every later claim; no share fits one unit's worth.
+   */
+  private static long size(GpuNodeCapacity gpus, int g) {
+    return Math.max(gpus.memory().get(g), 1);
+  }
+
   /** Memory claimed on each GPU of a node (GiB): a whole-GPU claim takes all of it. */
   long[] usedMemory(String node, GpuNodeCapacity gpus) {
     var used = new long[gpus.count()];
     for (var claim : claimsByNode.getOrDefault(node, Map.of()).values()) {
       for (var g : claim.gpus()) {
         if (g >= 0 && g < used.length) {
-          used[g] += claim.whole() ? gpus.memory().get(g) : claim.memory();
+          used[g] += claim.whole() ? size(gpus, g) : claim.memory();
         }
       }
     }

@@ -12,6 +12,7 @@ import io.gpuadmission.policy.GpuPolicy;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
@@ -52,11 +53,18 @@ public final class PodBinder {
 
   /** Binds the pod; returns "" on success, else the error for kube-scheduler. */
   public String bind(BindRequest request) {
-    return gate.whileLeading(() -> bindAsLeader(request))
-        .orElseGet(
-            () ->
-                "gpu-admission replica " + gate.identity() + " is not the leader (leader: "
-                    + (gate.leader().isEmpty() ? "unknown" : gate.leader()) + "); retry");
+    return bindIfLeading(request).orElseGet(this::notLeader);
+  }
+
+  /** The error a replica that does not lead answers: kube-scheduler retries the bind. */
+  public String notLeader() {
+    return "gpu-admission replica " + gate.identity() + " is not the leader (leader: "
+        + (gate.leader().isEmpty() ? "unknown" : gate.leader()) + "); retry";
+  }
+
+  /** Binds the pod if this replica leads: "" or the error; empty when it does not lead. */
+  public Optional<String> bindIfLeading(BindRequest request) {
+    return gate.whileLeading(() -> bindAsLeader(request));
   }
 
   private String bindAsLeader(BindRequest request) {

@@ -16,7 +16,7 @@ public final class HostNamespaceConflicts {
   private HostNamespaceConflicts() {}
 
   /** Why {@code hostPID: true} cannot be added, if it cannot. */
-  public static Optional<String> hostPID(Pod pod) {
+  static Optional<String> hostPID(Pod pod) {
     if (pod.getSpec() != null && Boolean.TRUE.equals(pod.getSpec().getShareProcessNamespace())) {
       return Optional.of("the pod sets shareProcessNamespace: true, which the API server refuses together with hostPID");
     }
@@ -24,12 +24,12 @@ public final class HostNamespaceConflicts {
   }
 
   /** Why {@code hostIPC: true} cannot be added, if it cannot. */
-  public static Optional<String> hostIPC(Pod pod) {
+  static Optional<String> hostIPC(Pod pod) {
     return common(pod, "hostIPC").or(() -> sysctl(pod, "hostIPC", HostNamespaceConflicts::ipcNamespaced));
   }
 
   /** Why {@code hostNetwork: true} cannot be added, if it cannot. */
-  public static Optional<String> hostNetwork(Pod pod) {
+  static Optional<String> hostNetwork(Pod pod) {
     if (pod.getSpec() == null) {
       return Optional.empty();
     }

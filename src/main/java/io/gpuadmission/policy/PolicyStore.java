@@ -4,7 +4,10 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.Objects;
 import java.util.function.BiConsumer;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * Holds the policy in force. A request calls {@link #current()} once and uses that snapshot from
@@ -33,11 +36,17 @@ public class PolicyStore {
   }
 
   /**
-   * Calls {@code listener} with the previous and the new policy after each replacement, for state
-   * derived from the policy (informers keyed by a label the policy names, mapped nodes).
+   * Calls {@code action} with the new policy after each replacement that changes {@code part} of
+   * it, for state derived from that part (an informer selecting by the job label, nodes mapped by
+   * the node labels).
    */
-  public void onReplace(BiConsumer<GpuPolicy, GpuPolicy> listener) {
-    listeners.add(listener);
+  public void onChangeOf(Function<GpuPolicy, ?> part, Consumer<GpuPolicy> action) {
+    listeners.add(
+        (before, after) -> {
+          if (!Objects.equals(part.apply(before), part.apply(after))) {
+            action.accept(after);
+          }
+        });
   }
 
   /** Where the policy in force came from. */

@@ -1,5 +1,6 @@
 package io.gpuadmission.tls;
 
+import io.gpuadmission.metrics.Meters;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
@@ -73,6 +74,7 @@ public class ServedCertificate implements KeyStoreProvider {
   }
 
   void start(@Observes StartupEvent event, MeterRegistry meters) {
+    Meters.forget(meters, "gpu_admission_certificate_expiry_timestamp");
     Gauge.builder(
             "gpu_admission_certificate_expiry_timestamp", this, ServedCertificate::notAfterSeconds)
         .description("When the serving certificate expires (Unix time)")

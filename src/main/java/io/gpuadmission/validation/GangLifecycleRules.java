@@ -2,8 +2,8 @@ package io.gpuadmission.validation;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gpuadmission.policy.TopologyPolicy;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 
 /**
  * What a workload's controller does over time must keep one gang per gpu-topology value: a
@@ -71,7 +71,12 @@ final class GangLifecycleRules {
    * Scaling to zero first (or OnDelete and deleting all pods) replaces the gang as a whole.
    */
   static void checkUpdate(
-      WorkloadKind kind, JsonNode object, JsonNode oldObject, TopologyPolicy topology, ValidationResult result) {
+      WorkloadKind kind,
+      JsonNode object,
+      JsonNode oldObject,
+      TopologyPolicy topology,
+      BooleanSupplier resourcesChanged,
+      ValidationResult result) {
     if (kind != WorkloadKind.STATEFUL_SET || oldObject == null) {
       return;
     }
@@ -83,7 +88,7 @@ final class GangLifecycleRules {
       return;
     }
     String changed = null;
-    if (!podResources(before).equals(podResources(after))) {
+    if (resourcesChanged.getAsBoolean()) {
       changed = "the resources";
     } else {
       for (var label : List.of(topology.jobLabel(), topology.replicaLabel())) {
@@ -103,17 +108,5 @@ final class GangLifecycleRules {
               + " time, and each new pod would disagree with the members still running; scale it to 0, apply the"
               + " change, then scale it back (or use updateStrategy OnDelete and delete all its pods)");
     }
-  }
-
-  /** What gang consistency compares, as written: each container's and init container's resources. */
-  private static List<JsonNode> podResources(JsonNode spec) {
-    var resources = new ArrayList<JsonNode>();
-    for (var field : new String[] {"containers", "initContainers"}) {
-      for (var container : spec.path("template").path("spec").path(field)) {
-        resources.add(container.path("name"));
-        resources.add(container.path("resources"));
-      }
-    }
-    return resources;
   }
 }

@@ -1,6 +1,6 @@
 package io.gpuadmission.validation;
 
-import io.gpuadmission.pod.HostNamespaceConflicts;
+import io.gpuadmission.pod.HostNamespace;
 import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.TopologyPolicy.ConflictMode;
 import java.util.ArrayList;
@@ -23,16 +23,11 @@ public final class HostNamespaceConflictRule implements PodRule {
         || !topology.allowsNamespace(s.namespace())) {
       return;
     }
-    var spec = s.pod().getSpec();
     var reasons = new ArrayList<String>();
-    if (topology.hostIPC() && !Boolean.TRUE.equals(spec.getHostIPC())) {
-      HostNamespaceConflicts.hostIPC(s.pod()).ifPresent(r -> reasons.add("hostIPC, but " + r));
-    }
-    if (topology.hostNetwork() && !Boolean.TRUE.equals(spec.getHostNetwork())) {
-      HostNamespaceConflicts.hostNetwork(s.pod()).ifPresent(r -> reasons.add("hostNetwork, but " + r));
-    }
-    if (topology.hostPID() && !Boolean.TRUE.equals(spec.getHostPID())) {
-      HostNamespaceConflicts.hostPID(s.pod()).ifPresent(r -> reasons.add("hostPID, but " + r));
+    for (var namespace : HostNamespace.values()) {
+      if (namespace.missing(s.pod(), topology)) {
+        namespace.conflict(s.pod()).ifPresent(r -> reasons.add(namespace.field() + ", but " + r));
+      }
     }
     if (!reasons.isEmpty()) {
       result.refuse(

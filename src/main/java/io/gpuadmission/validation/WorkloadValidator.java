@@ -62,13 +62,21 @@ public final class WorkloadValidator {
     var hasGang = pods.stream().anyMatch(p -> p.job(policy).isPresent());
     if (hasGang && !scaleDownOnly(object, oldObject) && !result.refused()) {
       GangLifecycleRules.check(kind, object, policy.topology(), result);
-      GangLifecycleRules.checkUpdate(kind, object, oldObject, policy.topology(), result);
+      GangLifecycleRules.checkUpdate(
+          kind, object, oldObject, policy.topology(), () -> templateResourcesChanged(object, oldObject), result);
     }
     if (kind == WorkloadKind.JOB && oldObject != null && result.refused()) {
       // The advice to change a label cannot be followed on an existing Job: its template is immutable.
       result.adviseOnRefusals("a Job's pod template cannot change: delete the Job and create it again with the change");
     }
     return result;
+  }
+
+  /** The template's gang resources differ, compared as gang consistency compares members. */
+  private boolean templateResourcesChanged(JsonNode object, JsonNode oldObject) {
+    var before = ResourceAsk.of(mapper.convertValue(oldObject.path("spec").path("template"), Pod.class));
+    var after = ResourceAsk.of(mapper.convertValue(object.path("spec").path("template"), Pod.class));
+    return after.firstDifference(before).isPresent() || before.firstDifference(after).isPresent();
   }
 
   /**

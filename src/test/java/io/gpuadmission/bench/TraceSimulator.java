@@ -13,7 +13,6 @@ import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.GpuNodeCapacity;
 import io.gpuadmission.placement.PlacementDecider;
-import io.gpuadmission.policy.AllocatorPolicy;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyParser;
 import java.io.IOException;
@@ -23,7 +22,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
@@ -86,7 +84,7 @@ public final class TraceSimulator {
       ledger.putNode(new GpuNodeCapacity(node.name(), node.model(), memory, Optional.empty(), node.cpuCapacity()));
       names.add(node.name());
     }
-    var policy = withStrategy(PolicyParser.builtInDefault(), strategy);
+    var policy = withStrategy(strategy);
     var gpuTasks = workload.stream().filter(t -> t.gpus() > 0).toList();
     var decider = new PlacementDecider(ledger, () -> policy, Optional.of(TaskDistribution.of(gpuTasks)));
     var placed = 0;
@@ -123,16 +121,15 @@ public final class TraceSimulator {
     return ask.with(task.cpuMilli(), task.models());
   }
 
-  private static GpuPolicy withStrategy(GpuPolicy p, String strategy) {
-    var allocator =
-        new AllocatorPolicy(
-            AllocatorPolicy.WholeGpuStrategy.FIRST_FIT,
-            AllocatorPolicy.MemoryShareStrategy.valueOf(strategy.toUpperCase(java.util.Locale.ROOT)),
-            Map.of());
-    return new GpuPolicy(
-        p.version(), p.exemptNamespaces(), p.optOutLabel(), p.gpuResources(), p.nodeLabels(), p.cpuPods(),
-        p.topology(), p.sharedMemory(), p.gpuModel(), allocator, p.failureMode(), p.scheduling());
+  /** The built-in policy with the trace's strategy: whole GPUs first-fit (the trace has no topology). */
+  private static GpuPolicy withStrategy(String strategy) {
+    try {
+      return PolicyParser.parse("allocator:\n  wholeGpu: first-fit\n  memoryShare: " + strategy + "\n");
+    } catch (io.gpuadmission.policy.InvalidPolicyException e) {
+      throw new IllegalArgumentException("unknown strategy " + strategy + ": " + e.getMessage(), e);
+    }
   }
+
 
   /** Baselines that are not product strategies (random, best-fit) call the allocator directly. */
   private Result runBaseline(String policyName, List<Task> tasks, long seed, long capacity) {

@@ -128,16 +128,7 @@ class MonitoringQueriesTest {
 
   /** Names on /q/metrics after one review once warm-up is over (request meters start then). */
   private Set<String> exposedMetricNames() {
-    org.awaitility.Awaitility.await()
-        .atMost(java.time.Duration.ofSeconds(60))
-        .until(
-            () ->
-                given()
-                        .relaxedHTTPSValidation()
-                        .baseUri(base.toString())
-                        .get("/q/health/ready")
-                        .statusCode()
-                    == 200);
+    io.gpuadmission.support.WebhookCalls.awaitReady(base);
     given()
         .relaxedHTTPSValidation()
         .baseUri(base.toString())

@@ -57,9 +57,12 @@ class PlacementDeciderTest {
     var result = decider.filter(GpuAsk.share(20), List.of("gpu-share-a", "gpu-mixed"));
 
     assertThat(result.passed()).isEmpty();
+    assertThat(result.failed()).isEmpty();
     assertThat(result.unresolvable())
-        .containsEntry("gpu-share-a", "largest GPU has 15GiB of aliyun.com/gpu-mem, pod needs 20GiB")
-        .containsEntry("gpu-mixed", "largest GPU has 16GiB of aliyun.com/gpu-mem, pod needs 20GiB");
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of(
+                "gpu-share-a", "largest GPU has 15GiB of aliyun.com/gpu-mem, pod needs 20GiB",
+                "gpu-mixed", "largest GPU has 16GiB of aliyun.com/gpu-mem, pod needs 20GiB"));
   }
 
   @Test
@@ -79,9 +82,9 @@ class PlacementDeciderTest {
 
     assertThat(decider.choose(GpuAsk.share(4), "gpu-share-b")).isEqualTo(new Choice.Chosen(List.of(1)));
     assertThat(decider.filter(GpuAsk.whole(2), List.of("gpu-share-b")).failed())
-        .containsEntry("gpu-share-b", "1 of 4 GPUs free, pod needs 2 whole GPUs; GPUs 2,3 unhealthy");
+        .containsExactlyEntriesOf(Map.of("gpu-share-b", "1 of 4 GPUs free, pod needs 2 whole GPUs; GPUs 2,3 unhealthy"));
     assertThat(decider.filter(GpuAsk.whole(3), List.of("gpu-share-b")).unresolvable())
-        .containsEntry("gpu-share-b", "node has 2 healthy GPUs, pod needs 3 whole GPUs; GPUs 2,3 unhealthy");
+        .containsExactlyEntriesOf(Map.of("gpu-share-b", "node has 2 healthy GPUs, pod needs 3 whole GPUs; GPUs 2,3 unhealthy"));
   }
 
   @Test
@@ -132,5 +135,17 @@ class PlacementDeciderTest {
 
     assertThat(result.passed()).isEqualTo(ALL);
     assertThat(result.failed()).isEmpty();
+  }
+
+  @Test
+  void aWholeGpuOfUnknownMemoryIsHeldByItsPod() {
+    // A plain nvidia.com/gpu node: no label tells the GPUs' memory.
+    ledger.putNode(new GpuNodeCapacity("plain-gpu", "Tesla-T4", List.of(0L, 0L), java.util.Optional.empty()));
+
+    assertThat(decider.choose(GpuAsk.whole(1), "plain-gpu")).isEqualTo(new Choice.Chosen(List.of(0)));
+    ledger.confirm(GpuClaim.bound("uid-t4", "ml-team-a/t4", "plain-gpu", List.of(0), 0));
+    assertThat(decider.choose(GpuAsk.whole(1), "plain-gpu")).isEqualTo(new Choice.Chosen(List.of(1)));
+    ledger.confirm(GpuClaim.bound("uid-t4b", "ml-team-a/t4b", "plain-gpu", List.of(1), 0));
+    assertThat(decider.filter(GpuAsk.whole(1), List.of("plain-gpu")).passed()).isEmpty();
   }
 }

@@ -24,4 +24,16 @@ public final class WebhookCalls {
       throw new UncheckedIOException(e);
     }
   }
+
+  /** Waits until readiness is UP: warm-up done (a cold JVM on a busy machine needs seconds). */
+  public static void awaitReady(URL base) {
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(90))
+        .until(() -> given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/ready").statusCode() == 200);
+  }
+
+  /** The text of /q/metrics. */
+  public static String metrics(URL base) {
+    return given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").then().statusCode(200).extract().asString();
+  }
 }

@@ -129,16 +129,7 @@ class CertificateRotationTest {
 
   /** Warm-up over: a cold JVM on a busy machine can take seconds for its first handshakes. */
   private void awaitReady() {
-    await()
-        .atMost(Duration.ofSeconds(90))
-        .until(
-            () ->
-                io.restassured.RestAssured.given()
-                        .relaxedHTTPSValidation()
-                        .baseUri(base.toString())
-                        .get("/q/health/ready")
-                        .statusCode()
-                    == 200);
+    io.gpuadmission.support.WebhookCalls.awaitReady(base);
   }
 
   static CertificateBundle newCa(String name) throws GeneralSecurityException {

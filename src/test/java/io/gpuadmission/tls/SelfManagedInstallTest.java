@@ -1,6 +1,5 @@
 package io.gpuadmission.tls;
 
-import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -74,16 +73,7 @@ class SelfManagedInstallTest {
 
   @Test
   void servesTheSecretsCertificateWritesItsCaIntoTheWebhooksAndFollowsARenewal() throws Exception {
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .until(
-            () ->
-                given()
-                        .relaxedHTTPSValidation()
-                        .baseUri(base.toString())
-                        .get("/q/health/ready")
-                        .statusCode()
-                    == 200);
+    io.gpuadmission.support.WebhookCalls.awaitReady(base);
     var secret = client.secrets().inNamespace(NAMESPACE).withName("gpu-admission-tls").get();
     var bundle = CertificateBundle.fromSecretData(secret.getData());
     var trusting = TlsClients.trustingAnything();

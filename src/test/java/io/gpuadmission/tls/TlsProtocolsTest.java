@@ -39,16 +39,7 @@ class TlsProtocolsTest {
   /** Warm-up over: a cold JVM on a busy machine can take seconds for its first handshakes. */
   @org.junit.jupiter.api.BeforeEach
   void awaitReady() {
-    org.awaitility.Awaitility.await()
-        .atMost(java.time.Duration.ofSeconds(90))
-        .until(
-            () ->
-                io.restassured.RestAssured.given()
-                        .relaxedHTTPSValidation()
-                        .baseUri(base.toString())
-                        .get("/q/health/ready")
-                        .statusCode()
-                    == 200);
+    io.gpuadmission.support.WebhookCalls.awaitReady(base);
   }
 
   @ParameterizedTest(name = "{0}")

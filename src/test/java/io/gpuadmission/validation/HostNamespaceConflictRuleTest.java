@@ -87,14 +87,6 @@ class HostNamespaceConflictRuleTest {
                 + " to run such pods without it)");
   }
 
-  @Test
-  void mpiOperatorV1LauncherWithoutGpusIsNoMember() {
-    var pod = KubernetesJson.mapper().convertValue(Fixtures.podJson(Fixtures.path("mutation/mpijob-launcher-pod/pod.yaml")), Pod.class);
-    pod.getMetadata().getLabels().remove("training.kubeflow.org/job-role");
-    pod.getMetadata().getLabels().put("mpi-job-role", "launcher");
-
-    assertThat(io.gpuadmission.pod.TopologyJob.of(pod, PolicyParser.builtInDefault().topology())).isEmpty();
-  }
 
   @Test
   void readsASysctlWrittenWithSlashesAsTheApiServerDoes() {
