@@ -16,9 +16,9 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * Keeps the GPU ledger current from three informers: nodes (GPU capacity), pods (bound pods'
- * annotations confirm claims; finished and deleted pods free them), and the {@code
- * unhealthy-gpu-<node>} ConfigMaps of kube-system.
+ * Keeps the GPU ledger current from nodes (GPU capacity; in the app from the node inventory's
+ * watch, so all nodes are watched once), pods (bound pods' annotations confirm claims; finished and
+ * deleted pods free them), and the {@code unhealthy-gpu-<node>} ConfigMaps of kube-system.
  *
  * <p>Why every pod is watched, not only pods the mutating webhook could label: GPU pods the
  * webhook never sees (exempt namespaces such as kube-system, pods created before it was
@@ -34,7 +34,7 @@ public final class LedgerWatcher implements AutoCloseable {
   private final GpuLedger ledger;
   private final Supplier<GpuPolicy> policies;
   private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
-  private volatile SharedIndexInformer<Node> nodes;
+  private volatile NodeSource nodes;
 
   public LedgerWatcher(KubernetesClient client, GpuLedger ledger, Supplier<GpuPolicy> policies) {
     this.client = client;
@@ -42,12 +42,32 @@ public final class LedgerWatcher implements AutoCloseable {
     this.policies = policies;
   }
 
-  /** Starts the informers without waiting for their first list. */
+  /** Starts the informers without waiting for their first list, with a node watch of its own. */
   public LedgerWatcher start() {
     var nodes = client.nodes().withLimit(BoundPods.PAGE).runnableInformer(0);
     nodes.removeNamespaceIndex();
-    nodes.itemStore(new KeepOnlyStore<Node>(n -> true, n -> n));
-    nodes.addEventHandler(Informers.handler(this::putNode, n -> ledger.removeNode(n.getMetadata().getName())));
+    var source =
+        new NodeSource() {
+          @Override
+          public void subscribe(Consumer<Node> current, Consumer<Node> gone) {
+            nodes.addEventHandler(Informers.handler(current, gone));
+          }
+
+          @Override
+          public List<Node> list() {
+            return nodes.getStore().list();
+          }
+        };
+    informers.add(nodes);
+    start(source);
+    Informers.start(nodes, "placement");
+    return this;
+  }
+
+  /** Starts the pod and ConfigMap informers; nodes come from {@code nodeSource} (in the app, the node inventory's watch). */
+  public LedgerWatcher start(NodeSource nodeSource) {
+    this.nodes = nodeSource;
+    nodeSource.subscribe(this::putNode, n -> ledger.removeNode(n.getMetadata().getName()));
     var pods = client.pods().inAnyNamespace().withLimit(BoundPods.PAGE).runnableInformer(0);
     pods.removeNamespaceIndex();
     pods.itemStore(new KeepOnlyStore<Pod>(p -> BoundPods.isGpuPod(p, policies.get()), BoundPods::strip));
@@ -58,8 +78,7 @@ public final class LedgerWatcher implements AutoCloseable {
         Informers.handler(
             m -> GpuCapacityMapper.unhealthyNode(m).ifPresent(n -> ledger.setUnhealthy(n, GpuCapacityMapper.unhealthyGpus(m))),
             m -> GpuCapacityMapper.unhealthyNode(m).ifPresent(n -> ledger.setUnhealthy(n, Set.of()))));
-    this.nodes = nodes;
-    for (var informer : List.of(nodes, pods, maps)) {
+    for (var informer : List.of(pods, maps)) {
       informers.add(Informers.start(informer, "placement"));
     }
     return this;
@@ -78,7 +97,7 @@ public final class LedgerWatcher implements AutoCloseable {
   public void remapNodes() {
     var current = nodes;
     if (current != null) {
-      current.getStore().list().forEach(this::putNode);
+      current.list().forEach(this::putNode);
     }
   }
 

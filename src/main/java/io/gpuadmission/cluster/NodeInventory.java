@@ -1,6 +1,7 @@
 package io.gpuadmission.cluster;
 
 import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
@@ -8,9 +9,11 @@ import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.jboss.logging.Logger;
 
 /**
@@ -18,7 +21,7 @@ import org.jboss.logging.Logger;
  * read it and never call the API server. Derived views are rebuilt on change, not per request.
  */
 @ApplicationScoped
-public class NodeInventory {
+public class NodeInventory implements NodeSource {
   private static final Logger LOG = Logger.getLogger(NodeInventory.class);
 
   private final ClusterConnection cluster;
@@ -27,6 +30,7 @@ public class NodeInventory {
   private volatile Snapshot snapshot = new Snapshot(List.of(), GpuModelCatalog.EMPTY);
   private volatile boolean changed;
   private volatile SharedIndexInformer<Node> informer;
+  private final List<ResourceEventHandler<Node>> subscribers = new ArrayList<>();
 
   public NodeInventory(ClusterConnection cluster, PolicyStore policies) {
     this.cluster = cluster;
@@ -40,9 +44,13 @@ public class NodeInventory {
     }
     // A change of the node labels the policy reads applies to every node at once, not as each changes.
     policies.onChangeOf(GpuPolicy::nodeLabels, policy -> remapAll());
-    informer = cluster.client().nodes().runnableInformer(0);
-    informer.addEventHandler(Informers.handler(this::put, this::remove));
-    Informers.start(informer, "node");
+    var nodes = cluster.client().nodes().runnableInformer(0);
+    nodes.addEventHandler(Informers.handler(this::put, this::remove));
+    synchronized (subscribers) {
+      subscribers.forEach(nodes::addEventHandler);
+      informer = nodes;
+    }
+    Informers.start(nodes, "node");
   }
 
   /** The node labels the policy reads changed: every node is read again, not just the next one to change. */
@@ -93,6 +101,28 @@ public class NodeInventory {
   private void remove(Node node) {
     nodes.remove(node.getMetadata().getName());
     markChanged();
+  }
+
+  /**
+   * The one watch of all nodes: the GPU ledger reads them from here too. A subscriber that comes
+   * before start-up is attached when the informer is made; one after is told the nodes known.
+   */
+  @Override
+  public void subscribe(Consumer<Node> current, Consumer<Node> gone) {
+    var handler = Informers.handler(current, gone);
+    synchronized (subscribers) {
+      if (informer == null) {
+        subscribers.add(handler);
+      } else {
+        informer.addEventHandler(handler);
+      }
+    }
+  }
+
+  @Override
+  public List<Node> list() {
+    var current = informer;
+    return current == null ? List.of() : current.getStore().list();
   }
 
   /** Records a node; public for tests that fill the inventory without a cluster. */

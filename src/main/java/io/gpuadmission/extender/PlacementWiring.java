@@ -2,6 +2,7 @@ package io.gpuadmission.extender;
 
 import io.gpuadmission.cluster.ClusterConnection;
 import io.gpuadmission.cluster.LedgerWatcher;
+import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.cluster.PlacementLeadership;
 import io.gpuadmission.cluster.WebhookNamespace;
 import io.gpuadmission.placement.GpuLedger;
@@ -33,13 +34,16 @@ public class PlacementWiring {
   private final PolicyStore policies;
   private final PlacementConfig config;
   private final WebhookNamespace namespace;
+  private final NodeInventory nodes;
   private final GpuLedger ledger = new GpuLedger();
   private final LeaderGate gate;
   private LedgerWatcher watcher;
   private PlacementLeadership leadership;
   private ScheduledExecutorService expiry;
 
-  public PlacementWiring(ClusterConnection cluster, PolicyStore policies, PlacementConfig config, WebhookNamespace namespace) {
+  public PlacementWiring(
+      ClusterConnection cluster, PolicyStore policies, PlacementConfig config, WebhookNamespace namespace, NodeInventory nodes) {
+    this.nodes = nodes;
     this.cluster = cluster;
     this.policies = policies;
     this.config = config;
@@ -80,7 +84,7 @@ public class PlacementWiring {
     if (!cluster.available()) {
       return;
     }
-    watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).start();
+    watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).start(nodes);
     policies.onChangeOf(GpuPolicy::nodeLabels, policy -> watcher.remapNodes());
     leadership =
         new PlacementLeadership(cluster.client(), ledger, gate, policies::current)

@@ -1,0 +1,14 @@
+package io.gpuadmission.cluster;
+
+import io.fabric8.kubernetes.api.model.Node;
+import java.util.List;
+import java.util.function.Consumer;
+
+/** Node objects as an informer delivers them: told of each node as it is now, or gone. */
+public interface NodeSource {
+  /** Calls {@code current} for every node known now and every change after, {@code gone} on deletion. */
+  void subscribe(Consumer<Node> current, Consumer<Node> gone);
+
+  /** The nodes known now. */
+  List<Node> list();
+}
