@@ -1,7 +1,6 @@
 package io.gpuadmission.extender;
 
 import io.gpuadmission.allocator.Fragmentation;
-import io.gpuadmission.allocator.Task;
 import io.gpuadmission.allocator.TaskDistribution;
 import io.gpuadmission.cluster.GpuNode;
 import io.gpuadmission.cluster.NodeInventory;
@@ -120,12 +119,7 @@ public class PlacementMetrics {
 
   /** FGD's measure against the memory shares held now; none while no share runs. */
   private Fragmentation fragmentation() {
-    var shares = new ArrayList<Task>();
-    for (var claim : ledger.claims().values()) {
-      if (!claim.whole()) {
-        shares.add(Task.share(0, claim.memory()));
-      }
-    }
+    var shares = ledger.shares();
     return shares.isEmpty() ? null : new Fragmentation(TaskDistribution.of(shares));
   }
 }

@@ -2,6 +2,7 @@ package io.gpuadmission.placement;
 
 import io.gpuadmission.allocator.GpuDevice;
 import io.gpuadmission.allocator.NodeGpus;
+import io.gpuadmission.allocator.Task;
 import io.gpuadmission.placement.GpuClaim.Phase;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -168,6 +169,17 @@ public final class GpuLedger {
 
   public synchronized Set<Integer> unhealthy(String node) {
     return unhealthy.getOrDefault(node, Set.of());
+  }
+
+  /** The memory shares held now, as allocator tasks: the observed workload FGD measures against. */
+  public synchronized List<Task> shares() {
+    var shares = new ArrayList<Task>();
+    for (var claim : claims.values()) {
+      if (!claim.whole()) {
+        shares.add(Task.share(0, claim.memory()));
+      }
+    }
+    return shares;
   }
 
   /** Every claim, by pod UID. */

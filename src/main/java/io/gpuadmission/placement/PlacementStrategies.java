@@ -6,14 +6,12 @@ import io.gpuadmission.allocator.HeuristicPolicy;
 import io.gpuadmission.allocator.LinkMatrix;
 import io.gpuadmission.allocator.NodeGpus;
 import io.gpuadmission.allocator.ScoringPolicy;
-import io.gpuadmission.allocator.Task;
 import io.gpuadmission.allocator.TaskDistribution;
 import io.gpuadmission.allocator.TopologyAwareStrategy;
 import io.gpuadmission.allocator.TopologyParser;
 import io.gpuadmission.allocator.WholeGpuStrategy;
 import io.gpuadmission.policy.AllocatorPolicy;
 import io.gpuadmission.policy.GpuPolicy;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -109,12 +107,7 @@ final class PlacementStrategies {
     var current = fgd;
     var generation = ledger.generation();
     if (current == null || current.generation() != generation) {
-      var shares = new ArrayList<Task>();
-      for (var claim : ledger.claims().values()) {
-        if (!claim.whole()) {
-          shares.add(Task.share(0, claim.memory()));
-        }
-      }
+      var shares = ledger.shares();
       current = new Fgd(generation, shares.isEmpty() ? binpack : new FgdPolicy(TaskDistribution.of(shares), whole));
       fgd = current;
     }
