@@ -51,6 +51,11 @@ public final class ReviewCodec {
     if (review.request == null) {
       throw new MalformedReviewException("AdmissionReview has no request");
     }
+    var uid = review.request.path("uid");
+    if (!uid.isMissingNode() && !uid.isNull() && !uid.isTextual()) {
+      // Jackson would coerce a number or boolean to a string; the API server sends a UID string.
+      throw new MalformedReviewException("request.uid is " + uid.getNodeType().toString().toLowerCase(java.util.Locale.ROOT) + ": expected a string");
+    }
     AdmissionRequest request;
     try {
       request = MAPPER.treeToValue(review.request, AdmissionRequest.class);

@@ -67,6 +67,8 @@ class ReviewCodecTest {
     assertThatThrownBy(() -> decode("{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":\"x\"}"))
         .hasMessage("AdmissionReview has no request");
     assertThatThrownBy(() -> decode(review("{\"object\":" + POD + "}"))).hasMessage("request.uid is missing");
+    assertThatThrownBy(() -> decode(review("{\"uid\":true}"))).hasMessage("request.uid is boolean: expected a string");
+    assertThatThrownBy(() -> decode(review("{\"uid\":7}"))).hasMessage("request.uid is number: expected a string");
     assertThatThrownBy(() -> decode(review("{\"uid\":\"u\",\"dryRun\":\"often\"}"))).hasMessageStartingWith("request is malformed: ");
   }
 

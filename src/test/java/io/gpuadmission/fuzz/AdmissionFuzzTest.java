@@ -104,6 +104,7 @@ class AdmissionFuzzTest {
           assertThat(status.path("code").asInt()).isEqualTo(400);
           assertThat(status.path("message").asText()).isNotBlank();
         } else {
+          assertThat(AnswerCheck.judgeable(fuzzCase.body())).as("a body the decoder accepted is JSON with a request uid").isTrue();
           assertThat(response.statusCode()).isEqualTo(200);
           AnswerCheck.answer200(response.asByteArray(), expected);
         }

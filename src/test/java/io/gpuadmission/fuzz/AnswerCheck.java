@@ -28,8 +28,26 @@ final class AnswerCheck {
       require(e.getMessage() != null && !e.getMessage().isBlank(), "400 without a reason");
       return "400";
     }
+    require(
+        judgeable(body),
+        "the decoder accepted a body that is not JSON or names no request uid: "
+            + new String(body, 0, Math.min(body.length, 200), StandardCharsets.UTF_8));
     var encoded = ReviewCodec.encode(service.apply(decoded));
     return answer200(encoded, decoded);
+  }
+
+  /**
+   * Decided without the decoder under test: only a JSON object whose request carries a uid string
+   * can be answered with a 200, since the answer must echo that uid.
+   */
+  static boolean judgeable(byte[] body) {
+    try {
+      var tree = KubernetesJson.mapper().readTree(body);
+      var uid = tree == null ? null : tree.path("request").path("uid");
+      return uid != null && uid.isTextual() && !uid.asText().isEmpty();
+    } catch (IOException | RuntimeException notJson) {
+      return false;
+    }
   }
 
   /** The uid a 200 must echo, or null when the body must get a 400. */
