@@ -58,13 +58,21 @@ public final class GangPlanner {
   }
 
   public Result plan(List<NodeGpus> nodes, int members, int gpusEach) {
-    if (members <= 0 || gpusEach <= 0) {
-      throw new IllegalArgumentException("a gang needs members and GPUs: " + members + " x " + gpusEach);
+    return plan(nodes, members, gpusEach, members);
+  }
+
+  /**
+   * The plan with at most {@code perNode} members on any node (1 for members that use host ports:
+   * two of them on one node would ask for the same port).
+   */
+  public Result plan(List<NodeGpus> nodes, int members, int gpusEach, int perNode) {
+    if (members <= 0 || gpusEach <= 0 || perNode <= 0) {
+      throw new IllegalArgumentException("a gang needs members and GPUs: " + members + " x " + gpusEach + ", " + perNode + " per node");
     }
     var capacities = new ArrayList<NodeCapacity>();
     var room = 0;
     for (int position = 0; position < nodes.size(); position++) {
-      var capacity = capacity(position, nodes.get(position), members, gpusEach);
+      var capacity = capacity(position, nodes.get(position), Math.min(members, perNode), gpusEach);
       if (!capacity.choices().isEmpty()) {
         capacities.add(capacity);
         room += capacity.choices().size();

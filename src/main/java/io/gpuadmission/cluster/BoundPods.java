@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
+import io.gpuadmission.placement.MemberPlan;
 import io.gpuadmission.policy.GpuPolicy;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -43,12 +44,15 @@ public final class BoundPods {
   }
 
   /**
-   * A copy with only what the ledger reads: identity, GPU annotations, node, resources, phase.
-   * Built with plain setters, not the model's builders (which deep-copy): fabric8 runs the store on
-   * its HTTP event loop, and the initial list of a large cluster passes every pod through here.
+   * A copy with only what the ledger reads: identity, GPU annotations, node, resources, phase; for
+   * a topology job's pod also what gang placement reads (labels, owner, creation and deletion
+   * time, plan annotations, node selection, tolerations, host network and ports). Built with plain
+   * setters, not the model's builders (which deep-copy): fabric8 runs the store on its HTTP event
+   * loop, and the initial list of a large cluster passes every pod through here.
    */
-  static Pod strip(Pod pod) {
+  static Pod strip(Pod pod, GpuPolicy policy) {
     var source = pod.getMetadata();
+    var member = source.getLabels() != null && source.getLabels().containsKey(policy.topology().jobLabel());
     var meta = new ObjectMeta();
     meta.setName(source.getName());
     meta.setNamespace(source.getNamespace());
@@ -57,21 +61,40 @@ public final class BoundPods {
     if (source.getAnnotations() != null) {
       var kept = new HashMap<String, String>();
       source.getAnnotations().forEach((k, v) -> {
-        if (k.startsWith("ALIYUN_COM_GPU_MEM_") || k.equals(GpuAnnotations.GPU_INDICES)) {
+        if (k.startsWith("ALIYUN_COM_GPU_MEM_") || k.equals(GpuAnnotations.GPU_INDICES)
+            || (member && (k.equals(MemberPlan.PLAN) || k.equals(MemberPlan.NODE) || k.equals(MemberPlan.GPUS)))) {
           kept.put(k, v);
         }
       });
       meta.setAnnotations(kept);
     }
     var spec = new PodSpec();
+    if (member) {
+      meta.setLabels(source.getLabels());
+      meta.setOwnerReferences(source.getOwnerReferences());
+      meta.setCreationTimestamp(source.getCreationTimestamp());
+      meta.setDeletionTimestamp(source.getDeletionTimestamp());
+      if (pod.getSpec() != null) {
+        spec.setNodeSelector(pod.getSpec().getNodeSelector());
+        spec.setAffinity(pod.getSpec().getAffinity());
+        spec.setTolerations(pod.getSpec().getTolerations());
+        spec.setHostNetwork(pod.getSpec().getHostNetwork());
+      }
+    }
     if (pod.getSpec() != null) {
       spec.setNodeName(pod.getSpec().getNodeName());
       var containers = new ArrayList<Container>();
       if (pod.getSpec().getContainers() != null) {
         for (var c : pod.getSpec().getContainers()) {
+          if (c == null) {
+            continue;
+          }
           var kept = new Container();
           kept.setName(c.getName());
           kept.setResources(c.getResources());
+          if (member) {
+            kept.setPorts(c.getPorts());
+          }
           containers.add(kept);
         }
       }

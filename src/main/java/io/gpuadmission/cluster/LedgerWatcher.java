@@ -7,6 +7,9 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.placement.GpuClaim;
+import io.gpuadmission.placement.MemberPlan;
+import java.time.Instant;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.policy.GpuPolicy;
 import java.util.ArrayList;
@@ -35,11 +38,23 @@ public final class LedgerWatcher implements AutoCloseable {
   private final Supplier<GpuPolicy> policies;
   private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
   private volatile NodeSource nodes;
+  private final List<Consumer<Pod>> podsNow = new ArrayList<>();
+  private final List<Consumer<Pod>> podsGone = new ArrayList<>();
 
   public LedgerWatcher(KubernetesClient client, GpuLedger ledger, Supplier<GpuPolicy> policies) {
     this.client = client;
     this.ledger = ledger;
     this.policies = policies;
+  }
+
+  /**
+   * Also tells {@code current} and {@code gone} of every GPU pod (stripped), after the ledger has
+   * taken it in; call before start. Gang placement keeps its members this way.
+   */
+  public LedgerWatcher alsoTell(Consumer<Pod> current, Consumer<Pod> gone) {
+    podsNow.add(current);
+    podsGone.add(gone);
+    return this;
   }
 
   /** Starts the informers without waiting for their first list, with a node watch of its own. */
@@ -70,8 +85,8 @@ public final class LedgerWatcher implements AutoCloseable {
     nodeSource.subscribe(this::putNode, n -> ledger.removeNode(n.getMetadata().getName()));
     var pods = client.pods().inAnyNamespace().withLimit(BoundPods.PAGE).runnableInformer(0);
     pods.removeNamespaceIndex();
-    pods.itemStore(new KeepOnlyStore<Pod>(p -> BoundPods.isGpuPod(p, policies.get()), BoundPods::strip));
-    pods.addEventHandler(Informers.handler(this::observe, p -> ledger.forget(p.getMetadata().getUid())));
+    pods.itemStore(new KeepOnlyStore<Pod>(p -> BoundPods.isGpuPod(p, policies.get()), p -> BoundPods.strip(p, policies.get())));
+    pods.addEventHandler(Informers.handler(this::observe, this::gone));
     var maps = client.configMaps().inNamespace(KUBE_SYSTEM).runnableInformer(0);
     maps.itemStore(new KeepOnlyStore<ConfigMap>(m -> GpuCapacityMapper.unhealthyNode(m).isPresent(), m -> m));
     maps.addEventHandler(
@@ -106,15 +121,31 @@ public final class LedgerWatcher implements AutoCloseable {
         .ifPresentOrElse(ledger::putNode, () -> ledger.putNodeWithoutGpus(node.getMetadata().getName()));
   }
 
-  /** A pod's current state: bound with a choice confirms it, finished frees it, pending keeps any reservation. */
+  /**
+   * A pod's current state: bound with a choice confirms it, finished frees it, a pending gang
+   * member's plan holds its GPUs (and a plan removed frees them), pending keeps any reservation.
+   */
   private void observe(Pod pod) {
     if (!BoundPods.isGpuPod(pod, policies.get())) {
       return;
     }
+    var uid = pod.getMetadata().getUid();
     if (GpuAnnotations.finished(pod)) {
-      ledger.forget(pod.getMetadata().getUid());
-    } else {
-      GpuAnnotations.claimOf(pod).ifPresent(ledger::confirm);
+      ledger.forget(uid);
+    } else if (GpuAnnotations.claimOf(pod).isPresent()) {
+      ledger.confirm(GpuAnnotations.claimOf(pod).get());
+    } else if (pod.getSpec() == null || pod.getSpec().getNodeName() == null || pod.getSpec().getNodeName().isEmpty()) {
+      var key = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+      MemberPlan.of(pod)
+          .ifPresentOrElse(
+              plan -> ledger.planSeen(GpuClaim.planned(uid, key, plan.node(), plan.gpus(), Instant.MAX)),
+              () -> ledger.unplanSeen(uid));
     }
+    podsNow.forEach(listener -> listener.accept(pod));
+  }
+
+  private void gone(Pod pod) {
+    ledger.forget(pod.getMetadata().getUid());
+    podsGone.forEach(listener -> listener.accept(pod));
   }
 }

@@ -1,6 +1,9 @@
 package io.gpuadmission.extender;
 
 import io.gpuadmission.cluster.ClusterConnection;
+import io.gpuadmission.gang.GangGate;
+import io.gpuadmission.gang.GangInspection;
+import io.gpuadmission.gang.GangRegistry;
 import io.gpuadmission.placement.BindRequest;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
@@ -17,6 +20,7 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -37,6 +41,11 @@ public class ExtenderResource {
   private final ClusterConnection cluster;
   private final ExtenderMetrics metrics;
   private final LeaderGate gate;
+  private final GangRegistry gangs;
+  private final GangGate gangGate;
+
+  /** gpushare's inspect ({@code nodes}) and the gangs. */
+  record Inspection(List<LedgerInspection.Node> nodes, List<GangInspection.Gang> gangs) {}
 
   public ExtenderResource(
       ExtenderService service,
@@ -45,7 +54,11 @@ public class ExtenderResource {
       BindThreads binds,
       ClusterConnection cluster,
       ExtenderMetrics metrics,
-      LeaderGate gate) {
+      LeaderGate gate,
+      GangRegistry gangs,
+      GangGate gangGate) {
+    this.gangs = gangs;
+    this.gangGate = gangGate;
     this.service = service;
     this.binder = binder;
     this.ledger = ledger;
@@ -119,7 +132,7 @@ public class ExtenderResource {
   @Path("inspect")
   @Produces(MediaType.APPLICATION_JSON)
   public Response inspect() {
-    return answer("inspect", () -> LedgerInspection.of(ledger));
+    return answer("inspect", () -> new Inspection(LedgerInspection.of(ledger).nodes(), GangInspection.of(gangs, gangGate)));
   }
 
   @GET

@@ -2,6 +2,7 @@ package io.gpuadmission.extender;
 
 import io.fabric8.kubernetes.api.model.NodeList;
 import io.fabric8.kubernetes.api.model.NodeListBuilder;
+import io.gpuadmission.gang.GangGate;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.policy.PolicyStore;
@@ -13,16 +14,20 @@ import java.util.List;
 @ApplicationScoped
 public class ExtenderService {
   private final PlacementDecider decider;
+  private final GangGate gangs;
   private final PolicyStore policies;
 
-  public ExtenderService(PlacementDecider decider, PolicyStore policies) {
+  public ExtenderService(PlacementDecider decider, GangGate gangs, PolicyStore policies) {
     this.decider = decider;
+    this.gangs = gangs;
     this.policies = policies;
   }
 
+  /** A gang member's answer comes from its gang (planned node only, or why it waits); any other pod's from the ledger. */
   ExtenderWire.FilterResult filter(ExtenderWire.Args args) {
-    var ask = GpuAsk.of(args.pod(), policies.current());
-    var result = decider.filter(ask, ExtenderCodec.names(args));
+    var names = ExtenderCodec.names(args);
+    var result =
+        gangs.filter(args.pod(), names).orElseGet(() -> decider.filter(GpuAsk.of(args.pod(), policies.current()), names));
     if (args.nodeNames() != null) {
       return new ExtenderWire.FilterResult(null, result.passed(), result.failed(), result.unresolvable(), "");
     }
@@ -30,8 +35,10 @@ public class ExtenderService {
   }
 
   List<ExtenderWire.HostPriority> prioritize(ExtenderWire.Args args) {
-    var ask = GpuAsk.of(args.pod(), policies.current());
-    return decider.prioritize(ask, ExtenderCodec.names(args)).stream()
+    var names = ExtenderCodec.names(args);
+    return gangs.prioritize(args.pod(), names)
+        .orElseGet(() -> decider.prioritize(GpuAsk.of(args.pod(), policies.current()), names))
+        .stream()
         .map(s -> new ExtenderWire.HostPriority(s.node(), s.score()))
         .toList();
   }

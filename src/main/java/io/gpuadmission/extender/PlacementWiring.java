@@ -5,6 +5,12 @@ import io.gpuadmission.cluster.LedgerWatcher;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.cluster.PlacementLeadership;
 import io.gpuadmission.cluster.WebhookNamespace;
+import io.gpuadmission.gang.GangCoordinator;
+import io.gpuadmission.gang.GangEvents;
+import io.gpuadmission.gang.GangGate;
+import io.gpuadmission.gang.GangMetrics;
+import io.gpuadmission.gang.GangPlanning;
+import io.gpuadmission.gang.GangRegistry;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementConfig;
@@ -12,6 +18,7 @@ import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PodBinder;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -37,13 +44,23 @@ public class PlacementWiring {
   private final NodeInventory nodes;
   private final GpuLedger ledger = new GpuLedger();
   private final LeaderGate gate;
+  private final GangRegistry gangs;
+  private final MeterRegistry meters;
   private LedgerWatcher watcher;
+  private GangCoordinator coordinator;
   private PlacementLeadership leadership;
   private ScheduledExecutorService expiry;
 
   public PlacementWiring(
-      ClusterConnection cluster, PolicyStore policies, PlacementConfig config, WebhookNamespace namespace, NodeInventory nodes) {
+      ClusterConnection cluster,
+      PolicyStore policies,
+      PlacementConfig config,
+      WebhookNamespace namespace,
+      NodeInventory nodes,
+      MeterRegistry meters) {
     this.nodes = nodes;
+    this.meters = meters;
+    this.gangs = new GangRegistry(policies::current);
     this.cluster = cluster;
     this.policies = policies;
     this.config = config;
@@ -74,17 +91,48 @@ public class PlacementWiring {
 
   @Produces
   @Singleton
+  GangPlanning gangPlanning(PlacementDecider decider) {
+    return new GangPlanning(decider, ledger, nodes::list);
+  }
+
+  @Produces
+  @Singleton
+  GangGate gangGate(GangPlanning planning) {
+    return new GangGate(gangs, planning, policies::current, config.gangPlanTimeout());
+  }
+
+  @Produces
+  @Singleton
+  GangRegistry gangRegistry() {
+    return gangs;
+  }
+
+  @Produces
+  @Singleton
   PodBinder binder(PlacementDecider decider) {
     return new PodBinder(cluster.client(), ledger, decider, gate, policies::current, Clock.systemUTC(), config.assumeTimeout());
   }
 
-  void start(@Observes StartupEvent event) {
+  void start(@Observes StartupEvent event, PodBinder binder, GangPlanning planning) {
     expiry = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "placement-expiry"));
     expiry.scheduleWithFixedDelay(() -> ledger.expire(Clock.systemUTC().instant()), 1, 1, TimeUnit.SECONDS);
     if (!cluster.available()) {
       return;
     }
-    watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).start(nodes);
+    watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).alsoTell(gangs::current, gangs::gone).start(nodes);
+    coordinator =
+        new GangCoordinator(
+                cluster.client(),
+                gangs,
+                planning,
+                ledger,
+                gate,
+                Clock.systemUTC(),
+                new GangCoordinator.Timing(config.gangPlanTimeout(), config.assumeTimeout()),
+                new GangEvents(cluster.client(), Clock.systemUTC()),
+                new GangMetrics(meters))
+            .start();
+    binder.onBound(coordinator::memberBound);
     policies.onChangeOf(GpuPolicy::nodeLabels, policy -> watcher.remapNodes());
     leadership =
         new PlacementLeadership(cluster.client(), ledger, gate, policies::current)
@@ -95,6 +143,9 @@ public class PlacementWiring {
   }
 
   void stop(@Observes ShutdownEvent event) {
+    if (coordinator != null) {
+      coordinator.close();
+    }
     if (leadership != null) {
       leadership.close();
     }

@@ -51,12 +51,12 @@ public final class GpuAnnotations {
     var key = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
     var uid = pod.getMetadata().getUid();
     try {
-      if (annotations.containsKey(MEM_IDX) && annotations.containsKey(MEM_POD)) {
+      if (annotations.get(MEM_IDX) != null && annotations.get(MEM_POD) != null) {
         var gpu = Integer.parseInt(annotations.get(MEM_IDX).trim());
         var memory = Long.parseLong(annotations.get(MEM_POD).trim());
         return memory > 0 ? Optional.of(GpuClaim.bound(uid, key, node, List.of(gpu), memory)) : Optional.empty();
       }
-      if (annotations.containsKey(GPU_INDICES)) {
+      if (annotations.get(GPU_INDICES) != null) {
         return Optional.of(GpuClaim.bound(uid, key, node, parse(annotations.get(GPU_INDICES)), 0));
       }
     } catch (NumberFormatException unreadable) {

@@ -20,6 +20,12 @@ public record GpuClaim(
 
   /** Where a claim stands. */
   public enum Phase {
+    /**
+     * Held for a member of a planned gang until its bind: read from the member's plan annotations,
+     * or written by the leader that made the plan until {@code expires} (the informer then shows
+     * the annotations and the claim holds until the plan is released).
+     */
+    PLANNED,
     /** Chosen by this replica's bind; the pod is not bound yet. */
     RESERVED,
     /** The Binding was created; waiting for the informer to show the annotated pod, until {@code expires}. */
@@ -39,6 +45,11 @@ public record GpuClaim(
   /** A reservation that also holds CPU, for a ledger that counts it (the trace simulator). */
   public static GpuClaim reserved(String podUid, String pod, String node, List<Integer> gpus, long memory, long cpuMilli) {
     return new GpuClaim(podUid, pod, node, gpus, memory, Phase.RESERVED, Instant.MAX, cpuMilli);
+  }
+
+  /** GPUs a gang plan holds for a member that is not bound yet. */
+  public static GpuClaim planned(String podUid, String pod, String node, List<Integer> gpus, Instant expires) {
+    return new GpuClaim(podUid, pod, node, gpus, 0, Phase.PLANNED, expires);
   }
 
   public boolean whole() {

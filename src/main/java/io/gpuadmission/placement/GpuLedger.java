@@ -20,7 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * Which GPU of which node each pod holds, read the way kube-scheduler's cache reads pods: node
  * capacity and health from informers; claims that are {@link Phase#BOUND} (a bound pod's
  * annotations, the truth), {@link Phase#RESERVED} by this replica's bind and {@link Phase#ASSUMED}
- * once the Binding exists, until the informer confirms them or they expire. Derived state only:
+ * once the Binding exists, until the informer confirms them or they expire; {@link Phase#PLANNED}
+ * for members of a planned gang, until they bind or the plan is released. Derived state only:
  * {@link #rebuild} from a fresh pod list gives the same ledger on any replica.
  *
  * <p>Writes are serialised; reads of a node's GPUs ({@link #view}) are lock-free snapshots, so
@@ -116,6 +117,61 @@ public final class GpuLedger {
     return true;
   }
 
+  /**
+   * Holds GPUs for a gang member the leader has just planned, until {@code until} unless the
+   * informer shows the plan on the pod first ({@link #planSeen}); false when they are no longer
+   * free or the pod already holds GPUs of its own.
+   */
+  public synchronized boolean plan(GpuClaim planned, Instant until) {
+    return putPlanned(planned.in(Phase.PLANNED, until));
+  }
+
+  /**
+   * A pending pod shows a plan on its annotations: it holds those GPUs until the plan is removed
+   * or the pod binds. False when they are taken (the plan is stale; the leader remakes it).
+   */
+  public synchronized boolean planSeen(GpuClaim planned) {
+    return putPlanned(planned.in(Phase.PLANNED, Instant.MAX));
+  }
+
+  /** The plan was released by this replica: the member's planned GPUs are free. */
+  public synchronized void unplan(String podUid) {
+    var claim = claims.get(podUid);
+    if (claim != null && claim.phase() == Phase.PLANNED) {
+      remove(podUid);
+    }
+  }
+
+  /**
+   * A pending pod shows no plan: a plan seen on it before was released. A plan this replica has
+   * just made and not seen yet stays (the informer may still show the pod as it was before).
+   */
+  public synchronized void unplanSeen(String podUid) {
+    var claim = claims.get(podUid);
+    if (claim != null && claim.phase() == Phase.PLANNED && claim.expires().equals(Instant.MAX)) {
+      remove(podUid);
+    }
+  }
+
+  private boolean putPlanned(GpuClaim planned) {
+    var existing = claims.get(planned.podUid());
+    if (existing != null && existing.phase() != Phase.PLANNED) {
+      return false;
+    }
+    if (existing != null) {
+      remove(planned.podUid());
+    }
+    var node = views.get(planned.node());
+    if (node == null || !fits(node, planned)) {
+      if (existing != null) {
+        put(existing);
+      }
+      return false;
+    }
+    put(planned);
+    return true;
+  }
+
   /** Undoes a reservation or assumption whose Binding failed; a confirmed claim stays. */
   public synchronized void unreserve(String podUid) {
     var claim = claims.get(podUid);
@@ -132,11 +188,11 @@ public final class GpuLedger {
     }
   }
 
-  /** Drops assumptions the informer never confirmed by {@code now}; returns them. */
+  /** Drops assumptions and fresh plans the informer never confirmed by {@code now}; returns them. */
   public synchronized List<GpuClaim> expire(Instant now) {
     var expired = new ArrayList<GpuClaim>();
     for (var claim : List.copyOf(claims.values())) {
-      if (claim.phase() == Phase.ASSUMED && !claim.expires().isAfter(now)) {
+      if ((claim.phase() == Phase.ASSUMED || claim.phase() == Phase.PLANNED) && !claim.expires().isAfter(now)) {
         remove(claim.podUid());
         expired.add(claim);
       }
@@ -180,6 +236,11 @@ public final class GpuLedger {
       }
     }
     return shares;
+  }
+
+  /** The claim a pod holds, if any. */
+  public synchronized Optional<GpuClaim> claim(String podUid) {
+    return Optional.ofNullable(claims.get(podUid));
   }
 
   /** Every claim, by pod UID. */

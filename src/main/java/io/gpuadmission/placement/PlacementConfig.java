@@ -12,6 +12,13 @@ public interface PlacementConfig {
   @WithDefault("30s")
   Duration assumeTimeout();
 
+  /**
+   * How long a gang's plan waits for all its members to bind before it is released and made again
+   * (a member kube-scheduler cannot place where planned, for reasons the planner does not see).
+   */
+  @WithDefault("60s")
+  Duration gangPlanTimeout();
+
   /** Name of the coordination.k8s.io Lease, in the webhook's namespace, that elects the binding replica. */
   @WithDefault("gpu-admission-placement")
   String leaseName();

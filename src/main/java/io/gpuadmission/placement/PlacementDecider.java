@@ -1,5 +1,6 @@
 package io.gpuadmission.placement;
 
+import io.gpuadmission.allocator.GangPlanner;
 import io.gpuadmission.allocator.NodeGpus;
 import io.gpuadmission.allocator.TaskDistribution;
 import io.gpuadmission.policy.GpuPolicy;
@@ -50,6 +51,47 @@ public final class PlacementDecider {
     record Chosen(List<Integer> gpus) implements Choice {}
 
     record Refused(String reason) implements Choice {}
+  }
+
+  /** Where a gang's members go, or how many of them the cluster has room for. */
+  public sealed interface GangOutcome {
+    /** One place per member, in the order the planner took nodes (fewest nodes, best connected). */
+    record Planned(List<MemberPlace> places) implements GangOutcome {
+      public Planned {
+        places = List.copyOf(places);
+      }
+    }
+
+    record NoRoom(int room) implements GangOutcome {}
+  }
+
+  /** One member's node and whole GPUs. */
+  public record MemberPlace(String node, List<Integer> gpus) {
+    public MemberPlace {
+      gpus = List.copyOf(gpus);
+    }
+  }
+
+  /**
+   * Plans {@code members} pods of {@code gpusEach} whole GPUs over {@code nodes} (those the
+   * members may run on), at most {@code perNode} on one node, with the allocator's gang planner
+   * and the policy's whole-GPU strategy and link matrices.
+   */
+  public GangOutcome planGang(List<String> nodes, int members, int gpusEach, int perNode) {
+    var s = strategies();
+    var views = new ArrayList<NodeGpus>(nodes.size());
+    for (var name : nodes) {
+      ledger.view(name).ifPresent(v -> views.add(s.withLinks(v)));
+    }
+    var result = new GangPlanner(s.whole()).plan(views, members, gpusEach, perNode);
+    if (result instanceof GangPlanner.Result.NoRoom noRoom) {
+      return new GangOutcome.NoRoom(noRoom.room());
+    }
+    var places = new ArrayList<MemberPlace>(members);
+    for (var placement : ((GangPlanner.Result.Planned) result).placements()) {
+      places.add(new MemberPlace(views.get(placement.node()).name(), java.util.Arrays.stream(placement.gpus()).boxed().toList()));
+    }
+    return new GangOutcome.Planned(places);
   }
 
   public FilterResult filter(GpuAsk ask, List<String> nodes) {

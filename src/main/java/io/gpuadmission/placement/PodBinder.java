@@ -8,11 +8,14 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.gpuadmission.placement.PlacementDecider.Choice;
+import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.GpuPolicy;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
@@ -33,6 +36,7 @@ public final class PodBinder {
   private final Clock clock;
   private final Duration assumeFor;
   private final Object choosing = new Object();
+  private volatile BiConsumer<String, Instant> onBound = (uid, at) -> {};
 
   public PodBinder(
       KubernetesClient client,
@@ -49,6 +53,11 @@ public final class PodBinder {
     this.policies = policies;
     this.clock = clock;
     this.assumeFor = assumeFor;
+  }
+
+  /** Told the pod UID and the instant of every Binding this replica creates (gang placement times). */
+  public void onBound(BiConsumer<String, Instant> listener) {
+    this.onBound = listener;
   }
 
   /** Binds the pod; returns "" on success, else the error for kube-scheduler. */
@@ -85,16 +94,31 @@ public final class PodBinder {
       return createBinding(request, pod);
     }
     var uid = pod.getMetadata().getUid();
+    var gang =
+        ask.kind() == GpuAsk.Kind.WHOLE
+            ? TopologyJob.of(pod, policies.get().topology()).filter(job -> !job.single())
+            : Optional.<TopologyJob>empty();
+    Optional<MemberPlan> plan = Optional.empty();
     GpuClaim claim;
     synchronized (choosing) {
-      var choice = decider.choose(ask, request.node());
-      if (choice instanceof Choice.Refused refused) {
-        return "cannot bind " + request.pod() + " (" + ask + "): " + refused.reason();
+      if (gang.isPresent()) {
+        // A gang member binds where its gang's plan put it, on the GPUs the plan holds for it.
+        plan = MemberPlan.of(pod);
+        var refusal = memberRefusal(request, gang.get(), plan);
+        if (refusal.isPresent()) {
+          return refusal.get();
+        }
+        claim = GpuClaim.reserved(uid, request.pod(), request.node(), plan.get().gpus(), 0);
+      } else {
+        var choice = decider.choose(ask, request.node());
+        if (choice instanceof Choice.Refused refused) {
+          return "cannot bind " + request.pod() + " (" + ask + "): " + refused.reason();
+        }
+        var gpus = ((Choice.Chosen) choice).gpus();
+        claim = GpuClaim.reserved(uid, request.pod(), request.node(), gpus, ask.kind() == GpuAsk.Kind.SHARE ? ask.memory() : 0);
       }
-      var gpus = ((Choice.Chosen) choice).gpus();
-      claim = GpuClaim.reserved(uid, request.pod(), request.node(), gpus, ask.kind() == GpuAsk.Kind.SHARE ? ask.memory() : 0);
       if (!ledger.reserve(claim)) {
-        return "cannot bind " + request.pod() + ": GPUs " + GpuAnnotations.join(gpus) + " of node " + request.node() + " were just taken";
+        return "cannot bind " + request.pod() + ": GPUs " + GpuAnnotations.join(claim.gpus()) + " of node " + request.node() + " were just taken";
       }
     }
     var error = annotate(request, claim);
@@ -102,12 +126,28 @@ public final class PodBinder {
       error = createBinding(request, pod);
     }
     if (error.isEmpty()) {
-      ledger.assume(uid, clock.instant().plus(assumeFor));
+      var now = clock.instant();
+      ledger.assume(uid, now.plus(assumeFor));
+      onBound.accept(uid, now);
     } else {
       ledger.unreserve(uid);
+      // A member's plan still holds its GPUs: kube-scheduler retries the bind on them.
+      plan.ifPresent(p -> ledger.planSeen(GpuClaim.planned(uid, request.pod(), p.node(), p.gpus(), Instant.MAX)));
       LOG.warnf("bind of %s to %s rolled back: %s", request.pod(), request.node(), error);
     }
     return error;
+  }
+
+  /** Why a gang member cannot bind to the requested node: no plan yet, or planned elsewhere. */
+  private static Optional<String> memberRefusal(BindRequest request, TopologyJob job, Optional<MemberPlan> plan) {
+    var gang = "gang \"" + request.namespace() + "/" + job.displayName() + "\": ";
+    if (plan.isEmpty()) {
+      return Optional.of(gang + request.pod() + " has no plan yet (a gang's members are placed together); retried once the plan is made");
+    }
+    if (!plan.get().node().equals(request.node())) {
+      return Optional.of(gang + request.pod() + " is planned on " + plan.get().place() + ", not on " + request.node());
+    }
+    return Optional.empty();
   }
 
   /** One merge patch with every annotation of the choice. */

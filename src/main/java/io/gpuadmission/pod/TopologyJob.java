@@ -52,6 +52,11 @@ public record TopologyJob(String label, String replicas, String displayName) {
     return false;
   }
 
+  /** A job of one replica: nothing to place together, its pod is placed like any other. */
+  public boolean single() {
+    return replicas.trim().equals("1");
+  }
+
   public boolean arenaStyle() {
     return ARENA_MARKER.equals(label);
   }

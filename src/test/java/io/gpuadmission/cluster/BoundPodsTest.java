@@ -17,7 +17,7 @@ class BoundPodsTest {
     var pod = KubernetesJson.mapper().convertValue(list, Pod.class);
     pod.getMetadata().getAnnotations().put("kubectl.kubernetes.io/last-applied-configuration", "{...}");
 
-    var stripped = BoundPods.strip(pod);
+    var stripped = BoundPods.strip(pod, PolicyParser.builtInDefault());
 
     assertThat(stripped.getMetadata().getAnnotations()).doesNotContainKey("kubectl.kubernetes.io/last-applied-configuration").hasSize(5);
     assertThat(stripped.getSpec().getContainers().get(0).getImage()).isNull();

@@ -28,7 +28,7 @@ public final class LedgerHeapBench {
     var before = used();
     var ledger = new GpuLedger();
     var nodeStore = new KeepOnlyStore<Node>(n -> true, n -> n);
-    var podStore = new KeepOnlyStore<Pod>(p -> BoundPods.isGpuPod(p, policy), BoundPods::strip);
+    var podStore = new KeepOnlyStore<Pod>(p -> BoundPods.isGpuPod(p, policy), p -> BoundPods.strip(p, policy));
     for (int n = 0; n < nodes; n++) {
       var node = node(n);
       nodeStore.put(nodeStore.getKey(node), node);

@@ -26,7 +26,7 @@ import java.util.regex.Pattern;
  * nested request would wait on the server thread that is serving this one). {@link #failNext}
  * makes the next Binding fail with a given status, as an overloaded API server would.
  */
-final class BindingApiServer extends Dispatcher {
+public final class BindingApiServer extends Dispatcher {
   private static final Pattern BINDINGS = Pattern.compile("/api/v1/namespaces/([^/]+)/bindings");
   private static final KubernetesSerialization JSON = new KubernetesSerialization();
 
@@ -39,7 +39,7 @@ final class BindingApiServer extends Dispatcher {
   }
 
   /** A started server with this behaviour. */
-  static Started start() {
+  public static Started start() {
     var responses = new HashMap<io.fabric8.mockwebserver.ServerRequest, java.util.Queue<io.fabric8.mockwebserver.ServerResponse>>();
     var dispatcher = new BindingApiServer(new KubernetesMixedDispatcher(responses));
     var server = new KubernetesMockServer(new Context(), new MockWebServer(), responses, dispatcher, false);
@@ -48,14 +48,14 @@ final class BindingApiServer extends Dispatcher {
   }
 
   /** The server and its binding behaviour. */
-  record Started(KubernetesMockServer server, BindingApiServer bindings) {}
+  public record Started(KubernetesMockServer server, BindingApiServer bindings) {}
 
   /** Bindings that succeeded. */
-  int created() {
+  public int created() {
     return created.get();
   }
 
-  void failNext(int code) {
+  public void failNext(int code) {
     failNext = code;
   }
 

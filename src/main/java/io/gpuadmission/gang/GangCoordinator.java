@@ -1,0 +1,333 @@
+package io.gpuadmission.gang;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.gpuadmission.gang.GangMetrics.State;
+import io.gpuadmission.placement.GpuClaim;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.LeaderGate;
+import io.gpuadmission.placement.MemberPlan;
+import io.gpuadmission.placement.PlacementDecider.GangOutcome;
+import io.gpuadmission.placement.PlacementDecider.MemberPlace;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jboss.logging.Logger;
+
+/**
+ * Makes and keeps the gang plans, on the placement leader only (inside its {@link LeaderGate}, so
+ * two replicas never hold two plans for one gang): when a gang's last member exists, one plan for
+ * all its pending members, held in the ledger and written on the members (which makes
+ * kube-scheduler retry them at once); a plan whose member is deleted before binding, that is
+ * incomplete or whose GPUs were taken, or that is not bound in time, is released and remade.
+ * Bound members keep their GPUs. Runs on a change of any member and every second.
+ */
+public final class GangCoordinator implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(GangCoordinator.class);
+
+  /** How long a plan may wait for its binds; how long a fresh plan holds before the informer shows it. */
+  public record Timing(Duration planTimeout, Duration unseenFor) {}
+
+  private record Written(MemberPlan plan, Instant until) {}
+
+  private final KubernetesClient client;
+  private final GangRegistry registry;
+  private final GangPlanning planning;
+  private final GpuLedger ledger;
+  private final LeaderGate gate;
+  private final Clock clock;
+  private final Timing timing;
+  private final GangEvents events;
+  private final GangMetrics metrics;
+  private final Map<GangKey, String> reported = new ConcurrentHashMap<>();
+  /** Plans this replica wrote, by member UID, until the informer shows them on the members. */
+  private final Map<String, Written> written = new ConcurrentHashMap<>();
+  private final Map<String, Instant> boundAt = new ConcurrentHashMap<>();
+  private final Set<String> measured = ConcurrentHashMap.newKeySet();
+  private final AtomicBoolean pending = new AtomicBoolean();
+  private ScheduledExecutorService loop;
+
+  public GangCoordinator(
+      KubernetesClient client,
+      GangRegistry registry,
+      GangPlanning planning,
+      GpuLedger ledger,
+      LeaderGate gate,
+      Clock clock,
+      Timing timing,
+      GangEvents events,
+      GangMetrics metrics) {
+    this.client = client;
+    this.registry = registry;
+    this.planning = planning;
+    this.ledger = ledger;
+    this.gate = gate;
+    this.clock = clock;
+    this.timing = timing;
+    this.events = events;
+    this.metrics = metrics;
+  }
+
+  /** Reconciles every second and soon after any member changes. */
+  public GangCoordinator start() {
+    loop = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "gang-planner"));
+    loop.scheduleWithFixedDelay(this::reconcileSafely, 1, 1, TimeUnit.SECONDS);
+    registry.onChange(() -> {
+      if (!loop.isShutdown() && pending.compareAndSet(false, true)) {
+        try {
+          // Soon, not at once: the members of a job are often created in one burst.
+          loop.schedule(() -> {
+            pending.set(false);
+            reconcileSafely();
+          }, 20, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+          pending.set(false);
+        }
+      }
+    });
+    return this;
+  }
+
+  @Override
+  public void close() {
+    if (loop != null) {
+      loop.shutdownNow();
+    }
+  }
+
+  /** A Binding this replica created (see PodBinder#onBound): when the gang is all bound, its time is measured. */
+  public void memberBound(String uid, Instant at) {
+    boundAt.put(uid, at);
+  }
+
+  private void reconcileSafely() {
+    try {
+      reconcile();
+    } catch (RuntimeException e) {
+      LOG.warnf(e, "gang planning pass failed; retried in a second");
+    }
+  }
+
+  /** One pass over every gang: counts states everywhere, acts only on the leader. */
+  public synchronized void reconcile() {
+    var counts = new EnumMap<State, Integer>(State.class);
+    var seen = new HashSet<GangKey>();
+    for (var gang : registry.gangs()) {
+      var members = registry.members(gang);
+      if (members.isEmpty()) {
+        continue;
+      }
+      seen.add(gang);
+      var status = registry.status(gang, Optional.empty());
+      var state = gate.whileLeading(() -> act(gang, status)).orElseGet(() -> observe(gang, status));
+      state.ifPresent(s -> counts.merge(s, 1, Integer::sum));
+    }
+    reported.keySet().retainAll(seen);
+    var alive = new HashSet<String>();
+    seen.forEach(g -> registry.members(g).forEach(m -> alive.add(m.uid())));
+    boundAt.keySet().retainAll(alive);
+    written.keySet().retainAll(alive);
+    measured.removeIf(key -> seen.stream().noneMatch(g -> key.startsWith(g + "@")));
+    metrics.counts(counts);
+  }
+
+  /** A follower's view: the same states, from the members' annotations. */
+  private Optional<State> observe(GangKey gang, GangStatus status) {
+    if (status instanceof GangStatus.Complete complete) {
+      if (complete.unbound().isEmpty()) {
+        return Optional.empty();
+      }
+      if (complete.unbound().stream().allMatch(m -> m.plan().isPresent())) {
+        return Optional.of(State.PLANNED);
+      }
+      return Optional.of(planning.plan(gang, complete) instanceof GangOutcome.NoRoom ? State.NO_ROOM : State.AWAITING_PLAN);
+    }
+    return Optional.of(status instanceof GangStatus.Waiting ? State.WAITING : State.DISAGREEING);
+  }
+
+  private Optional<State> act(GangKey gang, GangStatus status) {
+    if (status instanceof GangStatus.Waiting waiting) {
+      release(gang, registry.members(gang), "a member is gone before binding (" + waiting.exist() + " of " + waiting.expected() + " members exist)");
+      return Optional.of(State.WAITING);
+    }
+    if (status instanceof GangStatus.Disagreeing disagreeing) {
+      release(gang, registry.members(gang), disagreeing.reason());
+      report(gang, registry.members(gang), "GangDisagreement", GangReasons.disagreeing(gang, disagreeing));
+      return Optional.of(State.DISAGREEING);
+    }
+    var complete = (GangStatus.Complete) status;
+    if (complete.unbound().isEmpty()) {
+      measure(gang, complete);
+      return Optional.empty();
+    }
+    var now = clock.instant();
+    var marked = complete.unbound().stream().filter(m -> m.planMarked() || written.containsKey(m.uid())).toList();
+    if (!marked.isEmpty()) {
+      var plan = currentPlan(complete, now);
+      if (plan.isPresent() && !now.isAfter(plan.get().madeAt().plus(timing.planTimeout()))) {
+        return Optional.of(State.PLANNED);
+      }
+      if (plan.isPresent()) {
+        metrics.timedOut();
+        release(gang, marked, "its members were not all bound within " + timing.planTimeout().toSeconds() + "s");
+      } else {
+        release(gang, marked, "the plan was incomplete or its GPUs were taken");
+      }
+    }
+    var outcome = planning.plan(gang, complete);
+    if (outcome instanceof GangOutcome.NoRoom noRoom) {
+      report(gang, complete.unbound(), "GangWaiting", GangReasons.noRoom(gang, complete, noRoom.room()));
+      return Optional.of(State.NO_ROOM);
+    }
+    return Optional.of(write(gang, complete, ((GangOutcome.Planned) outcome).places(), now) ? State.PLANNED : State.AWAITING_PLAN);
+  }
+
+  /**
+   * The plan the pending members share, when every one carries it and the ledger holds its GPUs
+   * for it (planned, or already being bound on them).
+   */
+  private Optional<MemberPlan> currentPlan(GangStatus.Complete complete, Instant now) {
+    var first = planOf(complete.unbound().get(0), now);
+    if (first.isEmpty()) {
+      return Optional.empty();
+    }
+    for (var member : complete.unbound()) {
+      var plan = planOf(member, now);
+      if (plan.isEmpty() || !plan.get().planId().equals(first.get().planId())) {
+        return Optional.empty();
+      }
+      var held = ledger.claim(member.uid());
+      if (held.isEmpty() || !held.get().node().equals(plan.get().node()) || !held.get().gpus().equals(plan.get().gpus())) {
+        return Optional.empty();
+      }
+    }
+    return first;
+  }
+
+  /**
+   * The member's plan: on the pod as the informer shows it, or as this replica has just written it
+   * and the informer has not shown yet (the members' updates arrive one by one).
+   */
+  private Optional<MemberPlan> planOf(GangMember member, Instant now) {
+    if (member.plan().isPresent()) {
+      written.remove(member.uid());
+      return member.plan();
+    }
+    var mine = written.get(member.uid());
+    if (mine == null || now.isAfter(mine.until())) {
+      written.remove(member.uid());
+      return Optional.empty();
+    }
+    return Optional.of(mine.plan());
+  }
+
+  /** A member this replica is binding now (or has just bound): its plan is no longer the gang's to release. */
+  private boolean binding(GangMember member) {
+    var held = ledger.claim(member.uid());
+    return held.isPresent() && held.get().phase() != GpuClaim.Phase.PLANNED;
+  }
+
+  /** Holds the places in the ledger and writes them on the members; undone entirely if any step fails. */
+  private boolean write(GangKey gang, GangStatus.Complete complete, List<MemberPlace> places, Instant now) {
+    var planId = MemberPlan.idAt(now);
+    var members = complete.unbound();
+    var plans = new ArrayList<MemberPlan>(members.size());
+    for (int i = 0; i < members.size(); i++) {
+      var member = members.get(i);
+      var place = places.get(i);
+      plans.add(new MemberPlan(planId, place.node(), place.gpus()));
+      if (!ledger.plan(GpuClaim.planned(member.uid(), member.pod(), place.node(), place.gpus(), Instant.MAX), now.plus(timing.unseenFor()))) {
+        members.subList(0, i).forEach(m -> ledger.unplan(m.uid()));
+        LOG.debugf("%s: planned GPUs were taken while planning; planned again next pass", gang);
+        return false;
+      }
+    }
+    for (int i = 0; i < members.size(); i++) {
+      written.put(members.get(i).uid(), new Written(plans.get(i), now.plus(timing.unseenFor())));
+      var error = patch(members.get(i), plans.get(i).annotations(), true);
+      if (error.isPresent()) {
+        LOG.warnf("%s: writing the plan on %s failed (%s); released and planned again", gang, members.get(i).pod(), error.get());
+        for (int j = 0; j <= i; j++) {
+          written.remove(members.get(j).uid());
+          patch(members.get(j), MemberPlan.released(), false);
+        }
+        members.forEach(m -> ledger.unplan(m.uid()));
+        return false;
+      }
+    }
+    var message = GangReasons.planned(gang, places);
+    LOG.infof("%s", message);
+    members.forEach(m -> events.normal(m, "GangPlanned", message));
+    reported.put(gang, message);
+    metrics.planned();
+    return true;
+  }
+
+  private void release(GangKey gang, List<GangMember> members, String why) {
+    var planned = members.stream().filter(m -> (m.planMarked() || written.containsKey(m.uid())) && !m.bound() && !binding(m)).toList();
+    if (planned.isEmpty()) {
+      return;
+    }
+    var message = gang.quoted() + ": plan released: " + why;
+    LOG.infof("%s", message);
+    for (var member : planned) {
+      written.remove(member.uid());
+      ledger.unplan(member.uid());
+      patch(member, MemberPlan.released(), false);
+      events.normal(member, "GangPlanReleased", message);
+    }
+    metrics.released();
+  }
+
+  /** An Event on the members once per change of what the gang is told. */
+  private void report(GangKey gang, List<GangMember> members, String reason, String message) {
+    if (!message.equals(reported.put(gang, message))) {
+      members.forEach(m -> events.warning(m, reason, message));
+    }
+  }
+
+  /** Once per gang, when this replica bound all of it: last member created → last bind. */
+  private void measure(GangKey gang, GangStatus.Complete complete) {
+    var lastCreated = complete.bound().stream().map(GangMember::created).max(Instant::compareTo).orElse(Instant.EPOCH);
+    if (!measured.add(gang + "@" + lastCreated)) {
+      return;
+    }
+    var binds = complete.bound().stream().map(m -> boundAt.get(m.uid())).toList();
+    if (binds.stream().allMatch(java.util.Objects::nonNull) && !lastCreated.equals(Instant.EPOCH)) {
+      var lastBound = binds.stream().max(Instant::compareTo).orElseThrow();
+      metrics.placed(Duration.between(lastCreated, lastBound));
+    }
+  }
+
+  /**
+   * A JSON merge patch of the member's annotations; the UID in it makes the API server refuse it
+   * for a pod recreated under the same name. Empty on success (or, when releasing, a pod gone).
+   */
+  private Optional<String> patch(GangMember member, Map<String, ?> annotations, boolean mustExist) {
+    var body = Map.of("metadata", Map.of("uid", member.uid(), "annotations", annotations));
+    try {
+      client.pods().inNamespace(member.namespace()).withName(member.name())
+          .patch(PatchContext.of(PatchType.JSON_MERGE), client.getKubernetesSerialization().asJson(body));
+      return Optional.empty();
+    } catch (KubernetesClientException e) {
+      if (!mustExist && e.getCode() == 404) {
+        return Optional.empty();
+      }
+      return Optional.of(e.getStatus() != null && e.getStatus().getMessage() != null ? e.getStatus().getMessage() : String.valueOf(e.getMessage()));
+    }
+  }
+}

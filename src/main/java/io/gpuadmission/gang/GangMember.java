@@ -1,0 +1,109 @@
+package io.gpuadmission.gang;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.placement.GpuAsk;
+import io.gpuadmission.placement.MemberPlan;
+import io.gpuadmission.pod.TopologyJob;
+import io.gpuadmission.policy.GpuPolicy;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.Optional;
+
+/**
+ * A pod of a topology job that asks for whole GPUs, as gang placement sees it: which gang, how
+ * many members the gang says it has, the GPUs it asks, where it is bound or planned, and where it
+ * may run.
+ *
+ * @param replicas the replica label's value as written (members must agree on it)
+ * @param node the node it is bound to, "" while pending
+ * @param hostPorts true when it uses host ports (two such members cannot share a node)
+ * @param planMarked true when it carries plan annotations, readable or not
+ */
+public record GangMember(
+    String uid,
+    String namespace,
+    String name,
+    GangKey gang,
+    String replicas,
+    int gpus,
+    Instant created,
+    String node,
+    Optional<MemberPlan> plan,
+    boolean planMarked,
+    NodeConstraints constraints,
+    boolean hostPorts) {
+
+  /**
+   * The member a pod is, when it is one: a pod of a topology job of more than one replica, asking
+   * whole GPUs, not finished or being deleted.
+   */
+  public static Optional<GangMember> of(Pod pod, GpuPolicy policy) {
+    if (pod == null || pod.getMetadata() == null || GpuAnnotations.finished(pod) || pod.getMetadata().getDeletionTimestamp() != null) {
+      return Optional.empty();
+    }
+    var job = TopologyJob.of(pod, policy.topology());
+    var ask = GpuAsk.of(pod, policy);
+    if (job.isEmpty() || job.get().single() || ask.kind() != GpuAsk.Kind.WHOLE) {
+      return Optional.empty();
+    }
+    var meta = pod.getMetadata();
+    var spec = pod.getSpec();
+    var node = spec == null || spec.getNodeName() == null ? "" : spec.getNodeName();
+    return Optional.of(
+        new GangMember(
+            meta.getUid() == null ? "" : meta.getUid(),
+            meta.getNamespace(),
+            meta.getName(),
+            new GangKey(meta.getNamespace(), job.get().displayName()),
+            job.get().replicas(),
+            ask.count(),
+            created(meta.getCreationTimestamp()),
+            node,
+            MemberPlan.of(pod),
+            MemberPlan.marked(pod),
+            NodeConstraints.of(spec),
+            usesHostPorts(pod)));
+  }
+
+  public boolean bound() {
+    return !node.isEmpty();
+  }
+
+  /** {@code ml/bert-worker-0}. */
+  public String pod() {
+    return namespace + "/" + name;
+  }
+
+  /**
+   * A host port, declared or implied: with hostNetwork every containerPort is a port of the node
+   * (the API server sets hostPort to it), and kube-scheduler keeps two pods asking for one port
+   * off the same node.
+   */
+  static boolean usesHostPorts(Pod pod) {
+    var spec = pod.getSpec();
+    if (spec == null || spec.getContainers() == null) {
+      return false;
+    }
+    var hostNetwork = Boolean.TRUE.equals(spec.getHostNetwork());
+    for (var container : spec.getContainers()) {
+      if (container == null || container.getPorts() == null) {
+        continue;
+      }
+      for (var port : container.getPorts()) {
+        if (port != null && (hostNetwork || (port.getHostPort() != null && port.getHostPort() > 0))) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static Instant created(String timestamp) {
+    try {
+      return timestamp == null ? Instant.EPOCH : Instant.parse(timestamp);
+    } catch (DateTimeParseException unreadable) {
+      return Instant.EPOCH;
+    }
+  }
+}

@@ -1,0 +1,94 @@
+package io.gpuadmission.gang;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.policy.GpuPolicy;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+
+/**
+ * The members of every gang, kept current from the pod informer (the same stream the GPU ledger
+ * reads). Every replica holds the same registry, so every replica gives a member the same answer.
+ */
+public final class GangRegistry {
+  private final Supplier<GpuPolicy> policies;
+  private final Map<String, GangMember> byUid = new HashMap<>();
+  private final Map<GangKey, Map<String, GangMember>> byGang = new HashMap<>();
+  private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+
+  public GangRegistry(Supplier<GpuPolicy> policies) {
+    this.policies = policies;
+  }
+
+  /** Called after every change (from the informer's thread): keep it short. */
+  public void onChange(Runnable listener) {
+    listeners.add(listener);
+  }
+
+  /** A pod as it is now: a member of some gang, or no longer one. */
+  public void current(Pod pod) {
+    var uid = pod.getMetadata() == null ? null : pod.getMetadata().getUid();
+    if (uid == null) {
+      return;
+    }
+    var member = GangMember.of(pod, policies.get());
+    synchronized (this) {
+      remove(uid);
+      member.ifPresent(m -> {
+        byUid.put(uid, m);
+        byGang.computeIfAbsent(m.gang(), k -> new LinkedHashMap<>()).put(uid, m);
+      });
+    }
+    listeners.forEach(Runnable::run);
+  }
+
+  public void gone(Pod pod) {
+    var uid = pod.getMetadata() == null ? null : pod.getMetadata().getUid();
+    if (uid == null) {
+      return;
+    }
+    synchronized (this) {
+      remove(uid);
+    }
+    listeners.forEach(Runnable::run);
+  }
+
+  public synchronized List<GangMember> members(GangKey gang) {
+    return new ArrayList<>(byGang.getOrDefault(gang, Map.of()).values());
+  }
+
+  public synchronized Optional<GangMember> member(String uid) {
+    return Optional.ofNullable(byUid.get(uid));
+  }
+
+  public synchronized List<GangKey> gangs() {
+    return List.copyOf(new TreeSet<>(byGang.keySet()));
+  }
+
+  /** The status of a gang whose member {@code asking} may not have reached the informer yet. */
+  public GangStatus status(GangKey gang, Optional<GangMember> asking) {
+    var members = members(gang);
+    asking.ifPresent(a -> {
+      members.removeIf(m -> m.uid().equals(a.uid()));
+      members.add(a);
+    });
+    return members.isEmpty() ? new GangStatus.Waiting(0, 0) : GangStatus.of(members, policies.get().topology().replicaLabel());
+  }
+
+  private void remove(String uid) {
+    var old = byUid.remove(uid);
+    if (old != null) {
+      var members = byGang.get(old.gang());
+      members.remove(uid);
+      if (members.isEmpty()) {
+        byGang.remove(old.gang());
+      }
+    }
+  }
+}
