@@ -64,6 +64,18 @@ class GangPlannerTest {
   }
 
   @Test
+  void membersThatUseHostPortsGetOneNodeEachOrNoRoom() {
+    var nodes = List.of(node("dgx-a", LinkMatrix.dgx1V100()), node("dgx-b", LinkMatrix.dgx1V100()), node("dgx-c", LinkMatrix.dgx1V100(), 0, 1, 2, 4));
+
+    var result = planner.plan(nodes, 3, 2, 1);
+
+    assertThat(((Result.Planned) result).placements().stream().map(p -> nodes.get(p.node()).name() + " " + java.util.Arrays.toString(p.gpus())))
+        // Equal pairs everywhere (NV2): the fullest node first, keeping idle nodes whole for longer.
+        .containsExactly("dgx-c [5, 6]", "dgx-a [0, 3]", "dgx-b [0, 3]");
+    assertThat(planner.plan(nodes, 4, 2, 1)).isEqualTo(new Result.NoRoom(3));
+  }
+
+  @Test
   void usesTheFewestNodes() {
     var half = node("half-used", LinkMatrix.dgx1V100(), 4, 5, 6, 7);
     var idle = node("idle", LinkMatrix.dgx1V100());

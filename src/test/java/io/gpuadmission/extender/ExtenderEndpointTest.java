@@ -183,4 +183,61 @@ class ExtenderEndpointTest {
             "cn-beijing.i-2ze8o1a45qdv5q8a7luz", "cn-beijing.i-cgpu-v100-a", CGPU_B, "cn-beijing.i-topo-v100-a");
     given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect/no-such-node").then().statusCode(404);
   }
+
+  /** kube-scheduler's ExtenderArgs for a pod as the API server has it, over every fixture node. */
+  private String argsFor(String namespace, String name) {
+    var json = KubernetesJson.mapper().createObjectNode();
+    json.set("Pod", KubernetesJson.mapper().valueToTree(client.pods().inNamespace(namespace).withName(name).get()));
+    var names = json.putArray("NodeNames");
+    NODES.forEach(names::add);
+    return json.toString();
+  }
+
+  private static final java.util.List<String> NODES =
+      java.util.List.of("cn-beijing.i-2ze8o1a45qdv5q8a7luz", "cn-beijing.i-cgpu-v100-a", CGPU_B, "cn-beijing.i-topo-v100-a", "cn-beijing.i-cpu-a");
+
+  private Pod gangPod(String role) {
+    return client.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("extender/gang-" + role + ".yaml")), Pod.class)).create();
+  }
+
+  @Test
+  void theSeedsPyTorchJobWaitsForBothMembersThenBindsWherePlanned() {
+    await().atMost(Duration.ofSeconds(20)).until(gate::leading);
+    var master = gangPod("master");
+    try {
+      var waiting = json(post("/extender/filter", argsFor("ml-gang", "pytorch-dist-nccl-master-0")).statusCode(200).extract().asString());
+      assertThat(waiting.path("NodeNames")).isEmpty();
+      assertThat(waiting.path("FailedAndUnresolvableNodes").size()).isEqualTo(NODES.size());
+      assertThat(waiting.path("FailedAndUnresolvableNodes").path("cn-beijing.i-topo-v100-a").asText())
+          .isEqualTo("gang \"ml-gang/pytorch-dist-nccl\": 1 of 2 members exist, waiting for the rest");
+
+      var worker = gangPod("worker");
+      await().atMost(Duration.ofSeconds(10)).until(() -> java.util.stream.Stream.of(master, worker)
+          .allMatch(p -> io.gpuadmission.placement.MemberPlan.of(client.resource(p).get()).isPresent()));
+      var places = java.util.stream.Stream.of(master, worker)
+          .map(p -> io.gpuadmission.placement.MemberPlan.of(client.resource(p).get()).orElseThrow().place()).toList();
+      assertThat(places).containsExactly("cn-beijing.i-topo-v100-a GPU 0", "cn-beijing.i-topo-v100-a GPU 1");
+
+      var planned = json(post("/gpushare-scheduler/filter", argsFor("ml-gang", "pytorch-dist-nccl-worker-0")).statusCode(200).extract().asString());
+      assertThat(planned.path("NodeNames").toString()).isEqualTo("[\"cn-beijing.i-topo-v100-a\"]");
+      assertThat(planned.path("FailedAndUnresolvableNodes").path(CGPU_B).asText())
+          .isEqualTo("gang \"ml-gang/pytorch-dist-nccl\": this member is planned on cn-beijing.i-topo-v100-a GPU 1");
+
+      for (var pod : java.util.List.of(master, worker)) {
+        var args = Map.of("PodName", pod.getMetadata().getName(), "PodNamespace", "ml-gang", "PodUID", pod.getMetadata().getUid(), "Node", "cn-beijing.i-topo-v100-a");
+        assertThat(json(post("/extender/bind", KubernetesJson.mapper().valueToTree(args).toString()).statusCode(200).extract().asString()))
+            .isEqualTo(json("{\"Error\":\"\"}"));
+      }
+      var indices = java.util.stream.Stream.of(master, worker)
+          .map(p -> client.resource(p).get().getMetadata().getAnnotations().get("gpu-admission.io/gpu-indices")).toList();
+      assertThat(indices).containsExactly("0", "1");
+      var inspect = json(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect").then().statusCode(200).extract().asString());
+      var gang = inspect.path("gangs").get(0);
+      assertThat(gang.path("namespace").asText() + "/" + gang.path("job").asText()).isEqualTo("ml-gang/pytorch-dist-nccl");
+      assertThat(gang.path("members").get(1).path("planned").asText()).isEqualTo("cn-beijing.i-topo-v100-a GPU 1");
+    } finally {
+      client.pods().inNamespace("ml-gang").delete();
+      await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claimsOn("cn-beijing.i-topo-v100-a").isEmpty());
+    }
+  }
 }

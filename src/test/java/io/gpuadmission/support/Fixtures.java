@@ -40,6 +40,15 @@ public final class Fixtures {
     }
   }
 
+  /** YAML written in a test, for small variations of a fixture. */
+  public static JsonNode yamlTreeOf(String text) {
+    try {
+      return YAML.readTree(text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   public static JsonNode jsonTree(Path file) {
     try {
       return KubernetesJson.mapper().readTree(file.toFile());
