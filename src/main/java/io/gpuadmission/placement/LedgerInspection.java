@@ -22,7 +22,7 @@ public final class LedgerInspection {
   /** One GPU of a node. */
   public record Device(int id, long totalGPU, long usedGPU, boolean healthy, List<PodUse> pods) {}
 
-  /** A pod's use of one GPU; {@code phase}: RESERVED, ASSUMED or BOUND. */
+  /** A pod's use of one GPU; {@code phase}: PLANNED, RESERVED, ASSUMED or BOUND. */
   public record PodUse(String namespace, String name, long usedGPU, String phase) {}
 
   public static Cluster of(GpuLedger ledger) {
