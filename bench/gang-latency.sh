@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Gang placement time on the mock API server with a kube-scheduler stand-in (queue, backoff,
+# requeue on pod update), beside single pods of the same size: see GangLatencyBench.
+#   bench/gang-latency.sh [gangs=10] [members=4] [gpus each=2]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+./mvnw -B -q -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/bench-classpath.txt
+java -cp "target/test-classes:target/classes:$(cat target/bench-classpath.txt)" \
+  -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Djava.util.logging.config.file=/dev/null \
+  io.gpuadmission.bench.GangLatencyBench "$@" 2>&1 | grep -v " INFO \| DEBUG "
