@@ -1,6 +1,7 @@
 package io.gpuadmission.extender;
 
 import io.gpuadmission.cluster.ClusterConnection;
+import io.gpuadmission.cluster.LeaderPodLabel;
 import io.gpuadmission.cluster.LedgerWatcher;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.cluster.PlacementLeadership;
@@ -39,6 +40,7 @@ public class PlacementWiring {
   private final LeaderGate gate;
   private LedgerWatcher watcher;
   private PlacementLeadership leadership;
+  private LeaderPodLabel leaderLabel;
   private ScheduledExecutorService expiry;
 
   public PlacementWiring(
@@ -86,6 +88,8 @@ public class PlacementWiring {
     }
     watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).start(nodes);
     policies.onChangeOf(GpuPolicy::nodeLabels, policy -> watcher.remapNodes());
+    // The leader-only Service kube-scheduler calls selects the Lease holder's pod by this label.
+    leaderLabel = new LeaderPodLabel(cluster.client(), namespace.name(), gate, config.retryPeriod()).start();
     leadership =
         new PlacementLeadership(cluster.client(), ledger, gate, policies::current)
             .start(
@@ -97,6 +101,9 @@ public class PlacementWiring {
   void stop(@Observes ShutdownEvent event) {
     if (leadership != null) {
       leadership.close();
+    }
+    if (leaderLabel != null) {
+      leaderLabel.close();
     }
     if (watcher != null) {
       watcher.close();

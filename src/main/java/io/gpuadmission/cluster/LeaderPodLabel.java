@@ -1,0 +1,113 @@
+package io.gpuadmission.cluster;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.gpuadmission.placement.LeaderGate;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * Keeps label {@value #LABEL}{@code : "true"} on the pod of the replica that holds the placement
+ * Lease and on no other pod, so that the Service kube-scheduler calls (it selects that label) sends
+ * every bind to the leader on its first attempt.
+ *
+ * <p>Why a leader-only Service and not forwarding binds from a follower to the leader: forwarding
+ * needs a replica-to-replica HTTPS client whose peer is a pod IP the serving certificate does not
+ * name, a leader address that can be stale exactly during a hand-over, and a hop that doubles a
+ * bind's latency and failure modes. A label on the leader's pod is what Patroni's leader endpoint
+ * and the leader-labeler sidecars do: kube-proxy routes, nothing new listens, and a stale label
+ * costs no more than today's fallback (a follower that still gets a bind answers "not the leader"
+ * and closes the connection, and kube-scheduler retries). The price: filter and prioritize also go
+ * to the leader, which answers them from the same caches as any replica.
+ *
+ * <p>Patches run on one thread of their own, in order, each applying the gate's state at the time
+ * it runs, so the label converges whatever the order of leadership events; a failed patch is
+ * retried. A new leader also takes the label off any other pod (a leader that lost its Lease
+ * without reaching the API server). Without a pod of its own (run outside the cluster) it does
+ * nothing.
+ */
+public final class LeaderPodLabel implements AutoCloseable {
+  /** The label the leader-only Service selects. */
+  public static final String LABEL = "gpu-admission.io/placement-leader";
+
+  private static final Logger LOG = Logger.getLogger(LeaderPodLabel.class);
+
+  private final KubernetesClient client;
+  private final String namespace;
+  private final LeaderGate gate;
+  private final Duration retry;
+  private final ScheduledExecutorService worker =
+      Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "placement-leader-label"));
+  private volatile boolean ownPodMissing;
+
+  public LeaderPodLabel(KubernetesClient client, String namespace, LeaderGate gate, Duration retry) {
+    this.client = client;
+    this.namespace = namespace;
+    this.gate = gate;
+    this.retry = retry;
+  }
+
+  /** Follows the gate from now on, and clears a label left from before a restart. */
+  public LeaderPodLabel start() {
+    gate.onChange(this::sync);
+    sync();
+    return this;
+  }
+
+  /** Brings the label in line with the gate, on the label's own thread. */
+  public void sync() {
+    if (!worker.isShutdown()) {
+      worker.execute(this::apply);
+    }
+  }
+
+  private void apply() {
+    if (ownPodMissing) {
+      return;
+    }
+    var leading = gate.leading();
+    try {
+      label(gate.identity(), leading);
+      if (leading) {
+        for (var other : client.pods().inNamespace(namespace).withLabel(LABEL).list().getItems()) {
+          if (!other.getMetadata().getName().equals(gate.identity())) {
+            label(other.getMetadata().getName(), false);
+            LOG.infof("took label %s off pod %s, which no longer leads", LABEL, other.getMetadata().getName());
+          }
+        }
+      }
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 404) {
+        ownPodMissing = true;
+        LOG.infof("no pod %s/%s: not labelling the placement leader (not running in a pod)", namespace, gate.identity());
+        return;
+      }
+      LOG.warnf("labelling pod %s/%s %s=%s failed, retrying in %s: %s", namespace, gate.identity(), LABEL, leading, retry, e.getMessage());
+      if (!worker.isShutdown()) {
+        worker.schedule(this::apply, retry.toMillis(), TimeUnit.MILLISECONDS);
+      }
+    }
+  }
+
+  /** One merge patch: the label set, or removed (a null in a merge patch deletes the key). */
+  private void label(String pod, boolean leader) {
+    var patch = "{\"metadata\":{\"labels\":{\"" + LABEL + "\":" + (leader ? "\"true\"" : "null") + "}}}";
+    client.pods().inNamespace(namespace).withName(pod).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+  }
+
+  /** Applies what is pending (a step-down's removal) for up to five seconds, then stops. */
+  @Override
+  public void close() {
+    worker.shutdown();
+    try {
+      worker.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
