@@ -55,13 +55,15 @@ public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<Strin
     return whole > 0 ? whole(whole) : NONE;
   }
 
-  /** The allocator's task for this ask on a node whose GPUs hold {@code gpuCapacity} each. */
-  public Task task(long gpuCapacity) {
-    return switch (kind) {
-      case NONE -> new Task(cpuMilli, 0, 0, models);
-      case SHARE -> new Task(cpuMilli, 1, memory, models);
-      case WHOLE -> new Task(cpuMilli, count, gpuCapacity, models);
-    };
+  /** The allocator's task for this ask: whole GPUs of any size, or a share of one GPU. */
+  public Task task() {
+    var task =
+        switch (kind) {
+          case NONE -> Task.none(cpuMilli);
+          case SHARE -> Task.share(cpuMilli, memory);
+          case WHOLE -> Task.whole(cpuMilli, count);
+        };
+    return task.withModels(models);
   }
 
   @Override

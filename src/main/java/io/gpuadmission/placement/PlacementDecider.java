@@ -142,7 +142,7 @@ public final class PlacementDecider {
     Optional<int[]> gpus =
         switch (ask.kind()) {
           case NONE -> Optional.of(new int[0]);
-          case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view.get(), task(ask, view.get()));
+          case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view.get(), ask.task());
           case WHOLE -> s.whole().choose(s.withLinks(view.get()), ask.count()).map(c -> c.gpus());
         };
     return gpus.<Choice>map(g -> new Choice.Chosen(java.util.Arrays.stream(g).boxed().toList()))
@@ -156,7 +156,7 @@ public final class PlacementDecider {
    */
   private Optional<Double> rawScore(PlacementStrategies s, GpuAsk ask, String name, NodeGpus view) {
     var scoring = s.shareScoring(placementLabel(name), ledger);
-    var score = scoring.scoreNode(view, task(ask, view));
+    var score = scoring.scoreNode(view, ask.task());
     if (score.isEmpty()) {
       return Optional.empty();
     }
@@ -169,10 +169,6 @@ public final class PlacementDecider {
   /** A pod without GPUs, where CPU is not counted, is kube-scheduler's business alone. */
   private static boolean passesUntouched(GpuAsk ask) {
     return ask.kind() == GpuAsk.Kind.NONE && ask.cpuMilli() == 0;
-  }
-
-  private static io.gpuadmission.allocator.Task task(GpuAsk ask, NodeGpus view) {
-    return ask.task(view.gpus().isEmpty() ? 0 : view.gpus().get(0).capacity());
   }
 
   private Optional<String> placementLabel(String node) {
