@@ -56,14 +56,15 @@ public final class PlacementDecider {
     if (passesUntouched(ask)) {
       return new FilterResult(nodes, Map.of(), Map.of());
     }
-    var resource = strategies().policy().sharedMemory().resourceName();
+    var s = strategies();
+    var resource = s.policy().sharedMemory().resourceName();
     var passed = new ArrayList<String>(nodes.size());
     var failed = new LinkedHashMap<String, String>();
     var unresolvable = new LinkedHashMap<String, String>();
     for (var name : nodes) {
       var refusal =
           ledger.view(name)
-              .map(v -> NodeRefusal.of(ask, v, resource))
+              .map(v -> NodeRefusal.of(ask, s.judged(ask, v), resource))
               .orElseGet(() -> Optional.of(NodeRefusal.withoutView(ledger, name)));
       if (refusal.isEmpty()) {
         passed.add(name);
@@ -135,7 +136,7 @@ public final class PlacementDecider {
       return new Choice.Refused("node " + node + ": " + NodeRefusal.withoutView(ledger, node).reason());
     }
     var s = strategies();
-    var refusal = NodeRefusal.of(ask, view.get(), s.policy().sharedMemory().resourceName());
+    var refusal = NodeRefusal.of(ask, s.judged(ask, view.get()), s.policy().sharedMemory().resourceName());
     if (refusal.isPresent()) {
       return new Choice.Refused("node " + node + ": " + refusal.get().reason());
     }
@@ -143,7 +144,7 @@ public final class PlacementDecider {
         switch (ask.kind()) {
           case NONE -> Optional.of(new int[0]);
           case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view.get(), ask.task());
-          case WHOLE -> s.whole().choose(s.withLinks(view.get()), ask.count()).map(c -> c.gpus());
+          case WHOLE -> s.whole(ask).choose(s.withLinks(view.get()), ask.count()).map(c -> c.gpus());
         };
     return gpus.<Choice>map(g -> new Choice.Chosen(java.util.Arrays.stream(g).boxed().toList()))
         .orElseGet(() -> new Choice.Refused("node " + node + ": no GPU choice for " + ask));
@@ -163,7 +164,7 @@ public final class PlacementDecider {
     if (ask.kind() != GpuAsk.Kind.WHOLE) {
       return Optional.of(score.getAsDouble());
     }
-    return s.whole().choose(s.withLinks(view), ask.count()).map(choice -> -choice.setScore() * TOPOLOGY_FIRST + score.getAsDouble());
+    return s.whole(ask).choose(s.withLinks(view), ask.count()).map(choice -> -choice.setScore() * TOPOLOGY_FIRST + score.getAsDouble());
   }
 
   /** A pod without GPUs, where CPU is not counted, is kube-scheduler's business alone. */
