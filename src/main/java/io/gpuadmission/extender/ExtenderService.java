@@ -2,7 +2,9 @@ package io.gpuadmission.extender;
 
 import io.fabric8.kubernetes.api.model.NodeList;
 import io.fabric8.kubernetes.api.model.NodeListBuilder;
+import io.gpuadmission.cluster.SchedulerNodes;
 import io.gpuadmission.placement.GpuAsk;
+import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.policy.PolicyStore;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -14,13 +16,16 @@ import java.util.List;
 public class ExtenderService {
   private final PlacementDecider decider;
   private final PolicyStore policies;
+  private final GpuLedger ledger;
 
-  public ExtenderService(PlacementDecider decider, PolicyStore policies) {
+  public ExtenderService(PlacementDecider decider, PolicyStore policies, GpuLedger ledger) {
     this.decider = decider;
     this.policies = policies;
+    this.ledger = ledger;
   }
 
   ExtenderWire.FilterResult filter(ExtenderWire.Args args) {
+    learnSentNodes(args);
     var ask = GpuAsk.of(args.pod(), policies.current());
     var result = decider.filter(ask, ExtenderCodec.names(args));
     if (args.nodeNames() != null) {
@@ -30,10 +35,18 @@ public class ExtenderService {
   }
 
   List<ExtenderWire.HostPriority> prioritize(ExtenderWire.Args args) {
+    learnSentNodes(args);
     var ask = GpuAsk.of(args.pod(), policies.current());
     return decider.prioritize(ask, ExtenderCodec.names(args)).stream()
         .map(s -> new ExtenderWire.HostPriority(s.node(), s.score()))
         .toList();
+  }
+
+  /** Full Node objects (nodeCacheCapable: false): GPUs of nodes our informer has not shown yet. */
+  private void learnSentNodes(ExtenderWire.Args args) {
+    if (args.nodes() != null && args.nodes().getItems() != null) {
+      SchedulerNodes.learnUnseen(ledger, args.nodes().getItems(), policies.current().nodeLabels());
+    }
   }
 
   /** The Node objects that passed, in the order sent (nodeCacheCapable: false). */
