@@ -6,8 +6,8 @@ import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.gpuadmission.placement.LeaderGate;
 import java.time.Duration;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
@@ -41,8 +41,7 @@ public final class LeaderPodLabel implements AutoCloseable {
   private final String namespace;
   private final LeaderGate gate;
   private final Duration retry;
-  private final ScheduledExecutorService worker =
-      Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "placement-leader-label"));
+  private final ScheduledThreadPoolExecutor worker = new ScheduledThreadPoolExecutor(1, r -> new Thread(r, "placement-leader-label"));
   private volatile boolean ownPodMissing;
 
   public LeaderPodLabel(KubernetesClient client, String namespace, LeaderGate gate, Duration retry) {
@@ -50,6 +49,8 @@ public final class LeaderPodLabel implements AutoCloseable {
     this.namespace = namespace;
     this.gate = gate;
     this.retry = retry;
+    // At shutdown the queued step-down still runs; retries waiting for an API server do not.
+    worker.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
   }
 
   /** Follows the gate from now on, and clears a label left from before a restart. */
@@ -61,8 +62,10 @@ public final class LeaderPodLabel implements AutoCloseable {
 
   /** Brings the label in line with the gate, on the label's own thread. */
   public void sync() {
-    if (!worker.isShutdown()) {
+    try {
       worker.execute(this::apply);
+    } catch (RejectedExecutionException closed) {
+      // Shutting down: the last sync already queued takes the label off.
     }
   }
 
@@ -88,8 +91,10 @@ public final class LeaderPodLabel implements AutoCloseable {
         return;
       }
       LOG.warnf("labelling pod %s/%s %s=%s failed, retrying in %s: %s", namespace, gate.identity(), LABEL, leading, retry, e.getMessage());
-      if (!worker.isShutdown()) {
+      try {
         worker.schedule(this::apply, retry.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException closed) {
+        // Shutting down: the pod goes with the replica.
       }
     }
   }

@@ -62,6 +62,15 @@ class NvLinkStrategyTest {
   }
 
   @Test
+  void aGangPlannedWithItTakesBothQuadsOfADgx1AndNoMore() {
+    var planner = new GangPlanner(strategy);
+
+    assertThat(planner.plan(List.of(dgx1(0)), 2, 4))
+        .isEqualTo(new GangPlanner.Result.Planned(List.of(new Placement(0, new int[] {0, 1, 2, 3}), new Placement(0, new int[] {4, 5, 6, 7}))));
+    assertThat(planner.plan(List.of(dgx1(0b0110_0110)), 1, 3)).isEqualTo(new GangPlanner.Result.NoRoom(0));
+  }
+
+  @Test
   void choosesWhatExhaustiveSearchOverLinkedSetsChoosesForEveryUsedPattern() {
     for (int used = 0; used < 256; used++) {
       for (int count = 2; count <= 4; count++) {
