@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jboss.logging.Logger;
 
 /**
@@ -41,7 +42,8 @@ public final class LeaderPodLabel implements AutoCloseable {
   private final String namespace;
   private final LeaderGate gate;
   private final Duration retry;
-  private final ScheduledThreadPoolExecutor worker = new ScheduledThreadPoolExecutor(1, r -> new Thread(r, "placement-leader-label"));
+  private final ScheduledThreadPoolExecutor worker = new ScheduledThreadPoolExecutor(1, LeaderPodLabel::thread);
+  private final AtomicBoolean retryPending = new AtomicBoolean();
   private volatile boolean ownPodMissing;
 
   public LeaderPodLabel(KubernetesClient client, String namespace, LeaderGate gate, Duration retry) {
@@ -76,27 +78,62 @@ public final class LeaderPodLabel implements AutoCloseable {
     var leading = gate.leading();
     try {
       label(gate.identity(), leading);
-      if (leading) {
-        for (var other : client.pods().inNamespace(namespace).withLabel(LABEL).list().getItems()) {
-          if (!other.getMetadata().getName().equals(gate.identity())) {
-            label(other.getMetadata().getName(), false);
-            LOG.infof("took label %s off pod %s, which no longer leads", LABEL, other.getMetadata().getName());
-          }
-        }
-      }
     } catch (KubernetesClientException e) {
       if (e.getCode() == 404) {
         ownPodMissing = true;
         LOG.infof("no pod %s/%s: not labelling the placement leader (not running in a pod)", namespace, gate.identity());
-        return;
+      } else {
+        retryLater(leading, e);
       }
-      LOG.warnf("labelling pod %s/%s %s=%s failed, retrying in %s: %s", namespace, gate.identity(), LABEL, leading, retry, e.getMessage());
+      return;
+    }
+    if (leading) {
+      unlabelOthers(leading);
+    }
+  }
+
+  private void unlabelOthers(boolean leading) {
+    try {
+      for (var other : client.pods().inNamespace(namespace).withLabel(LABEL).list().getItems()) {
+        var name = other.getMetadata().getName();
+        if (!name.equals(gate.identity())) {
+          try {
+            label(name, false);
+            LOG.infof("took label %s off pod %s, which no longer leads", LABEL, name);
+          } catch (KubernetesClientException e) {
+            if (e.getCode() != 404) { // a pod deleted since the list needs nothing
+              throw e;
+            }
+          }
+        }
+      }
+    } catch (KubernetesClientException e) {
+      retryLater(leading, e);
+    }
+  }
+
+  /** One retry at a time, whatever number of leadership changes failed meanwhile. */
+  private void retryLater(boolean leading, KubernetesClientException e) {
+    LOG.warnf("labelling placement leader %s=%s in %s failed, retrying in %s: %s", LABEL, leading, namespace, retry, e.getMessage());
+    if (retryPending.compareAndSet(false, true)) {
       try {
-        worker.schedule(this::apply, retry.toMillis(), TimeUnit.MILLISECONDS);
+        worker.schedule(
+            () -> {
+              retryPending.set(false);
+              apply();
+            },
+            retry.toMillis(),
+            TimeUnit.MILLISECONDS);
       } catch (RejectedExecutionException closed) {
         // Shutting down: the pod goes with the replica.
       }
     }
+  }
+
+  private static Thread thread(Runnable work) {
+    var thread = new Thread(work, "placement-leader-label");
+    thread.setDaemon(true);
+    return thread;
   }
 
   /** One merge patch: the label set, or removed (a null in a merge patch deletes the key). */

@@ -76,7 +76,7 @@ public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<Strin
           case SHARE -> Task.share(cpuMilli, memory);
           case WHOLE -> Task.whole(cpuMilli, count);
         };
-    return task.withModels(models);
+    return models.isEmpty() ? task : task.withModels(models);
   }
 
   @Override
