@@ -44,6 +44,7 @@ public final class LeaderPodLabel implements AutoCloseable {
   private final Duration retry;
   private final ScheduledThreadPoolExecutor worker = new ScheduledThreadPoolExecutor(1, LeaderPodLabel::thread);
   private final AtomicBoolean retryPending = new AtomicBoolean();
+  private int failures;
   private volatile boolean ownPodMissing;
 
   public LeaderPodLabel(KubernetesClient client, String namespace, LeaderGate gate, Duration retry) {
@@ -89,6 +90,8 @@ public final class LeaderPodLabel implements AutoCloseable {
     }
     if (leading) {
       unlabelOthers(leading);
+    } else {
+      failures = 0;
     }
   }
 
@@ -107,6 +110,7 @@ public final class LeaderPodLabel implements AutoCloseable {
           }
         }
       }
+      failures = 0;
     } catch (KubernetesClientException e) {
       retryLater(leading, e);
     }
@@ -114,7 +118,10 @@ public final class LeaderPodLabel implements AutoCloseable {
 
   /** One retry at a time, whatever number of leadership changes failed meanwhile. */
   private void retryLater(boolean leading, KubernetesClientException e) {
-    LOG.warnf("labelling placement leader %s=%s in %s failed, retrying in %s: %s", LABEL, leading, namespace, retry, e.getMessage());
+    // Said once per outage, then every minute or so: the API server may be away for long.
+    if (failures++ % 30 == 0) {
+      LOG.warnf("labelling placement leader %s=%s in %s failed, retrying every %s: %s", LABEL, leading, namespace, retry, e.getMessage());
+    }
     if (retryPending.compareAndSet(false, true)) {
       try {
         worker.schedule(
