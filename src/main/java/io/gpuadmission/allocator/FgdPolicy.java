@@ -33,8 +33,7 @@ public final class FgdPolicy extends ScoringPolicy {
     var steps = Math.floor(fragmentation.growth(node, task, gpus) / step);
     long taken = 0;
     for (var g : gpus) {
-      var capacity = node.gpus().get(g).capacity();
-      taken += task.isShareOf(capacity) ? task.perGpu() : capacity;
+      taken += task.takes(node.gpus().get(g).capacity());
     }
     // The packing term stays below one step.
     var gpuLeft = (node.gpuFree() - taken) / (double) node.gpuCapacity();

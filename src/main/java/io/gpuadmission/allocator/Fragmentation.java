@@ -53,7 +53,7 @@ public final class Fragmentation {
     var n = node.gpus().size();
     var before = of(s, node.model(), node.cpuFree(), n);
     for (var g : gpus) {
-      s.free[g] -= task.isShareOf(s.capacity[g]) ? task.perGpu() : s.capacity[g];
+      s.free[g] -= task.takes(s.capacity[g]);
     }
     var cpuAfter = node.cpuFree() == Long.MAX_VALUE ? node.cpuFree() : node.cpuFree() - task.cpuMilli();
     return of(s, node.model(), cpuAfter, n) - before;
@@ -95,7 +95,7 @@ public final class Fragmentation {
     long fragment = 0;
     var usable = 0;
     for (int g = 0; g < n; g++) {
-      var fits = task.isShareOf(capacity[g]) ? free[g] >= task.perGpu() : free[g] == capacity[g] && capacity[g] >= task.perGpu();
+      var fits = task.isShare() ? free[g] >= task.perGpu() : free[g] == capacity[g] && capacity[g] >= task.perGpu();
       if (fits) {
         usable++;
       } else {

@@ -36,7 +36,7 @@ final class GpuOptions {
       return true;
     }
     var gpus = node.gpus();
-    if (task.isShareOf(node.largestCapacity())) {
+    if (task.isShare()) {
       for (int g = 0; g < gpus.size(); g++) {
         if (NodeFit.usable(gpus.get(g), task) && !seenEarlier(node, g)) {
           visitor.option(g < SINGLE.length ? SINGLE[g] : new int[] {g});

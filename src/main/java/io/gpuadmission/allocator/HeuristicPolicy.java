@@ -35,7 +35,7 @@ public final class HeuristicPolicy extends ScoringPolicy {
     long used = 0;
     for (var g : gpus) {
       var gpu = node.gpus().get(g);
-      used += task.isShareOf(gpu.capacity()) ? task.perGpu() : gpu.capacity();
+      used += task.takes(gpu.capacity());
     }
     return used;
   }

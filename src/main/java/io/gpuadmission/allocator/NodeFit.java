@@ -29,6 +29,6 @@ public final class NodeFit {
 
   /** True when {@code gpu} could hold one GPU's part of {@code task}. */
   static boolean usable(GpuDevice gpu, Task task) {
-    return task.isShareOf(gpu.capacity()) ? gpu.free() >= task.perGpu() : gpu.wholeFree() && gpu.capacity() >= task.perGpu();
+    return task.isShare() ? gpu.free() >= task.perGpu() : gpu.wholeFree() && gpu.capacity() >= task.perGpu();
   }
 }

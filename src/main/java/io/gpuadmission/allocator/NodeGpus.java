@@ -31,7 +31,7 @@ public record NodeGpus(String name, List<GpuDevice> gpus, Optional<LinkMatrix> l
     var updated = new java.util.ArrayList<>(gpus);
     for (var index : placed) {
       var gpu = updated.get(index);
-      updated.set(index, gpu.withUsed(gpu.used() + (task.isShareOf(gpu.capacity()) ? task.perGpu() : gpu.capacity())));
+      updated.set(index, gpu.withUsed(gpu.used() + task.takes(gpu.capacity())));
     }
     return new NodeGpus(name, updated, links, cpuCapacity, cpuFree == Long.MAX_VALUE ? cpuFree : cpuFree - task.cpuMilli());
   }
@@ -51,18 +51,6 @@ public record NodeGpus(String name, List<GpuDevice> gpus, Optional<LinkMatrix> l
       capacity += gpus.get(i).capacity();
     }
     return capacity;
-  }
-
-  /**
-   * The largest GPU's capacity: a task is a share on this node when it asks less than that, even
-   * if smaller GPUs of a mixed node could only hold it whole.
-   */
-  public long largestCapacity() {
-    long largest = 0;
-    for (int i = 0; i < gpus.size(); i++) {
-      largest = Math.max(largest, gpus.get(i).capacity());
-    }
-    return largest;
   }
 
   public String model() {

@@ -41,7 +41,7 @@ public final class RandomPolicy implements PlacementPolicy {
     }
     var pick = feasible.get(random.nextInt(feasible.size()));
     var node = nodes.get(pick.node());
-    if (task.gpus() > 0 && !task.isShareOf(node.gpus().get(0).capacity())) {
+    if (task.isWhole()) {
       return whole.choose(node, task.gpus()).map(choice -> new Placement(pick.node(), choice.gpus()));
     }
     return Optional.of(pick);

@@ -41,7 +41,7 @@ public abstract class ScoringPolicy implements PlacementPolicy {
       return Optional.empty();
     }
     var node = nodes.get(best.node);
-    if (task.gpus() > 0 && !task.isShareOf(node.largestCapacity())) {
+    if (task.isWhole()) {
       // Which free GPUs did not change the score; the whole-GPU strategy picks them (topology).
       return whole.choose(node, task.gpus()).map(choice -> new Placement(best.node, choice.gpus()));
     }
@@ -93,7 +93,7 @@ public abstract class ScoringPolicy implements PlacementPolicy {
     long free = 0;
     for (var g : gpus) {
       var gpu = node.gpus().get(g);
-      free += task.isShareOf(gpu.capacity()) ? gpu.free() - task.perGpu() : 0;
+      free += task.isShare() ? gpu.free() - task.perGpu() : 0;
     }
     return free;
   }

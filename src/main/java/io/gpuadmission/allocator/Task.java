@@ -3,24 +3,52 @@ package io.gpuadmission.allocator;
 import java.util.Set;
 
 /**
- * What a pod asks of one node: CPU (milli), a number of GPUs, and the amount it needs on each,
- * in the unit GPU capacity is counted in. A whole GPU is an amount equal to the GPU's capacity (a
- * fully free GPU); a share is less, on one GPU. {@code models} limits the GPU models (empty: any).
+ * What a pod asks of one node: CPU (milli) and, by {@code kind}, no GPU, a share of one GPU
+ * ({@code perGpu} of its capacity, in the unit capacity is counted in), or {@code gpus} whole GPUs,
+ * each wholly free and of at least {@code perGpu} capacity (0: any size). The kind is said, never
+ * inferred from amounts: a whole GPU of one node may be the size of a share of another's.
+ * {@code models} limits the GPU models (empty: any).
  */
-public record Task(long cpuMilli, int gpus, long perGpu, Set<String> models) {
+public record Task(Kind kind, long cpuMilli, int gpus, long perGpu, Set<String> models) {
+  /** Whether a task takes no GPU, part of one, or whole ones. */
+  public enum Kind {
+    NONE,
+    SHARE,
+    WHOLE
+  }
+
   public Task {
-    if (cpuMilli < 0 || gpus < 0 || perGpu < 0 || (gpus > 1 && perGpu == 0)) {
-      throw new IllegalArgumentException("invalid task: cpu " + cpuMilli + ", " + gpus + " GPUs of " + perGpu);
+    var valid =
+        cpuMilli >= 0
+            && perGpu >= 0
+            && switch (kind) {
+              case NONE -> gpus == 0 && perGpu == 0;
+              case SHARE -> gpus == 1 && perGpu > 0;
+              case WHOLE -> gpus > 0;
+            };
+    if (!valid) {
+      throw new IllegalArgumentException("invalid " + kind + " task: cpu " + cpuMilli + ", " + gpus + " GPUs of " + perGpu);
     }
     models = Set.copyOf(models);
   }
 
-  public static Task share(long cpuMilli, long amount) {
-    return new Task(cpuMilli, 1, amount, Set.of());
+  /** CPU only. */
+  public static Task none(long cpuMilli) {
+    return new Task(Kind.NONE, cpuMilli, 0, 0, Set.of());
   }
 
-  public static Task whole(long cpuMilli, int gpus, long gpuCapacity) {
-    return new Task(cpuMilli, gpus, gpuCapacity, Set.of());
+  public static Task share(long cpuMilli, long amount) {
+    return new Task(Kind.SHARE, cpuMilli, 1, amount, Set.of());
+  }
+
+  /** {@code gpus} whole GPUs of any size. */
+  public static Task whole(long cpuMilli, int gpus) {
+    return new Task(Kind.WHOLE, cpuMilli, gpus, 0, Set.of());
+  }
+
+  /** This task limited to GPUs of {@code allowed} models. */
+  public Task withModels(Set<String> allowed) {
+    return new Task(kind, cpuMilli, gpus, perGpu, allowed);
   }
 
   /** True when this task may use GPUs of {@code model}. */
@@ -29,7 +57,17 @@ public record Task(long cpuMilli, int gpus, long perGpu, Set<String> models) {
   }
 
   /** A share asks part of one GPU; otherwise each GPU must be wholly free. */
-  public boolean isShareOf(long gpuCapacity) {
-    return gpus == 1 && perGpu < gpuCapacity;
+  public boolean isShare() {
+    return kind == Kind.SHARE;
+  }
+
+  /** Whole GPUs: the whole-GPU strategy picks which free ones. */
+  public boolean isWhole() {
+    return kind == Kind.WHOLE;
+  }
+
+  /** What this task takes of a GPU of {@code capacity}: its share, or all of it. */
+  public long takes(long capacity) {
+    return isShare() ? perGpu : capacity;
   }
 }

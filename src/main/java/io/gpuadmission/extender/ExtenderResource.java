@@ -112,9 +112,9 @@ public class ExtenderResource {
     var bindRequest = new BindRequest(args.podNamespace(), args.podName(), args.podUid(), args.node());
     var outcome = binder.bindIfLeading(bindRequest);
     if (outcome.isEmpty()) {
-      // Only the Lease holder binds. kube-scheduler keeps one (HTTP/2) connection to the Service,
-      // which may have landed on this replica: close it gracefully so that its retry opens a new
-      // connection, which the Service may send to the leader.
+      // Only the Lease holder binds, and the leader-only Service sends new connections to it (see
+      // cluster.LeaderPodLabel). kube-scheduler keeps one (HTTP/2) connection, which may have been
+      // opened while this replica led: close it gracefully so that the retry opens a new one.
       metrics.record("bind", "not_leader");
       request.connection().shutdown(5, TimeUnit.SECONDS);
       return bound(binder.notLeader());

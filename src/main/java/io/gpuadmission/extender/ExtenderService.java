@@ -2,8 +2,10 @@ package io.gpuadmission.extender;
 
 import io.fabric8.kubernetes.api.model.NodeList;
 import io.fabric8.kubernetes.api.model.NodeListBuilder;
+import io.gpuadmission.cluster.SchedulerNodes;
 import io.gpuadmission.gang.GangGate;
 import io.gpuadmission.placement.GpuAsk;
+import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.policy.PolicyStore;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -16,15 +18,18 @@ public class ExtenderService {
   private final PlacementDecider decider;
   private final GangGate gangs;
   private final PolicyStore policies;
+  private final GpuLedger ledger;
 
-  public ExtenderService(PlacementDecider decider, GangGate gangs, PolicyStore policies) {
+  public ExtenderService(PlacementDecider decider, GangGate gangs, PolicyStore policies, GpuLedger ledger) {
     this.decider = decider;
     this.gangs = gangs;
     this.policies = policies;
+    this.ledger = ledger;
   }
 
   /** A gang member's answer comes from its gang (planned node only, or why it waits); any other pod's from the ledger. */
   ExtenderWire.FilterResult filter(ExtenderWire.Args args) {
+    learnSentNodes(args);
     var names = ExtenderCodec.names(args);
     var result =
         gangs.filter(args.pod(), names).orElseGet(() -> decider.filter(GpuAsk.of(args.pod(), policies.current()), names));
@@ -35,12 +40,20 @@ public class ExtenderService {
   }
 
   List<ExtenderWire.HostPriority> prioritize(ExtenderWire.Args args) {
+    learnSentNodes(args);
     var names = ExtenderCodec.names(args);
     return gangs.prioritize(args.pod(), names)
         .orElseGet(() -> decider.prioritize(GpuAsk.of(args.pod(), policies.current()), names))
         .stream()
         .map(s -> new ExtenderWire.HostPriority(s.node(), s.score()))
         .toList();
+  }
+
+  /** Full Node objects (nodeCacheCapable: false): GPUs of nodes our informer has not shown yet. */
+  private void learnSentNodes(ExtenderWire.Args args) {
+    if (args.nodes() != null && args.nodes().getItems() != null) {
+      SchedulerNodes.learnUnseen(ledger, args.nodes().getItems(), policies.current().nodeLabels());
+    }
   }
 
   /** The Node objects that passed, in the order sent (nodeCacheCapable: false). */

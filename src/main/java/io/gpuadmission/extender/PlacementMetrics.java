@@ -76,8 +76,9 @@ public class PlacementMetrics {
     gauges.put(name, MultiGauge.builder(name).description(description).register(registry));
   }
 
-  void refresh() {
+  synchronized void refresh() {
     // Every change of the ledger (claims, nodes, their labels, health) bumps its generation.
+    // Synchronized: a caller that finds the generation shown must find its rows registered too.
     var generation = ledger.generation();
     if (generation == shown) {
       return;

@@ -1,6 +1,7 @@
 package io.gpuadmission.extender;
 
 import io.gpuadmission.cluster.ClusterConnection;
+import io.gpuadmission.cluster.LeaderPodLabel;
 import io.gpuadmission.cluster.LedgerWatcher;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.cluster.PlacementLeadership;
@@ -49,6 +50,7 @@ public class PlacementWiring {
   private LedgerWatcher watcher;
   private GangCoordinator coordinator;
   private PlacementLeadership leadership;
+  private LeaderPodLabel leaderLabel;
   private ScheduledExecutorService expiry;
 
   public PlacementWiring(
@@ -134,6 +136,8 @@ public class PlacementWiring {
             .start();
     binder.onBound(coordinator::memberBound);
     policies.onChangeOf(GpuPolicy::nodeLabels, policy -> watcher.remapNodes());
+    // The leader-only Service kube-scheduler calls selects the Lease holder's pod by this label.
+    leaderLabel = new LeaderPodLabel(cluster.client(), namespace.name(), gate, config.retryPeriod()).start();
     leadership =
         new PlacementLeadership(cluster.client(), ledger, gate, policies::current)
             .start(
@@ -148,6 +152,9 @@ public class PlacementWiring {
     }
     if (leadership != null) {
       leadership.close();
+    }
+    if (leaderLabel != null) {
+      leaderLabel.close();
     }
     if (watcher != null) {
       watcher.close();

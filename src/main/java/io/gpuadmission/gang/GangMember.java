@@ -18,6 +18,7 @@ import java.util.Optional;
  * @param replicas the replica label's value as written (members must agree on it)
  * @param node the node it is bound to, "" while pending
  * @param hostPorts true when it uses host ports (two such members cannot share a node)
+ * @param nvlink true when its GPUs must all be NVLink-connected (policy {@code topology.requireNVLink})
  * @param planMarked true when it carries plan annotations, readable or not
  */
 public record GangMember(
@@ -32,7 +33,8 @@ public record GangMember(
     Optional<MemberPlan> plan,
     boolean planMarked,
     NodeConstraints constraints,
-    boolean hostPorts) {
+    boolean hostPorts,
+    boolean nvlink) {
 
   /**
    * The member a pod is, when it is one: a pod of a topology job of more than one replica, asking
@@ -63,7 +65,8 @@ public record GangMember(
             MemberPlan.of(pod),
             MemberPlan.marked(pod),
             NodeConstraints.of(spec),
-            usesHostPorts(pod)));
+            usesHostPorts(pod),
+            ask.nvlink()));
   }
 
   public boolean bound() {

@@ -42,7 +42,7 @@ public final class GangPlanning {
         && System.nanoTime() - cached.madeNanos() < FRESH_NANOS) {
       return cached.outcome();
     }
-    var outcome = decider.planGang(eligible(complete.unbound()), complete.unbound().size(), complete.gpusEach(), complete.perNode());
+    var outcome = decider.planGang(eligible(complete.unbound()), complete.unbound().size(), complete.gpusEach(), complete.perNode(), complete.nvlink());
     outcomes.put(gang, new Cached(generation, members, System.nanoTime(), outcome));
     if (outcomes.size() > 10_000) {
       outcomes.clear(); // gangs come and go; a cache that only grows would hold every gang ever seen

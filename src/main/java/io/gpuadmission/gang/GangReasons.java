@@ -21,7 +21,8 @@ final class GangReasons {
   static String noRoom(GangKey gang, GangStatus.Complete complete, int room) {
     var perNode = complete.perNode() == 1 && complete.unbound().size() > 1 ? ", one per node (the members use host ports)" : "";
     var bound = complete.bound().isEmpty() ? "" : " (" + complete.bound().size() + " of " + complete.expected() + " already bound)";
-    return gang.quoted() + ": needs " + complete.unbound().size() + " × " + complete.gpusEach() + " GPUs" + perNode + bound
+    var linked = complete.nvlink() ? " on NVLink" : "";
+    return gang.quoted() + ": needs " + complete.unbound().size() + " × " + complete.gpusEach() + " GPUs" + linked + perNode + bound
         + ", the cluster has room for " + room;
   }
 

@@ -21,6 +21,11 @@ public sealed interface GangStatus {
       unbound = List.copyOf(unbound);
     }
 
+    /** True when the members' GPUs must be NVLink-connected. */
+    public boolean nvlink() {
+      return unbound.stream().anyMatch(GangMember::nvlink);
+    }
+
     /** One member per node when members use host ports, else no limit. */
     public int perNode() {
       return unbound.stream().anyMatch(GangMember::hostPorts) ? 1 : Math.max(1, unbound.size());

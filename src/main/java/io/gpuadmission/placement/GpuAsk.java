@@ -3,6 +3,7 @@ package io.gpuadmission.placement;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.allocator.Task;
 import io.gpuadmission.pod.PodResources;
+import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.GpuPolicy;
 import java.util.Set;
 
@@ -10,10 +11,12 @@ import java.util.Set;
  * What a pod asks of the GPUs of one node: nothing the extender manages, a memory share of one GPU
  * (GiB, summed over containers' limits as gpushare counts it), or a number of whole GPUs. CPU
  * (milli) and allowed GPU models are left at 0 and empty by the extender, where kube-scheduler's
- * own plugins and the pod's nodeSelector handle them; the trace simulator sets them.
+ * own plugins and the pod's nodeSelector handle them; the trace simulator sets them. {@code
+ * nvlink}: the whole GPUs must all be pairwise NVLink-connected (a topology job's pod under policy
+ * {@code topology.requireNVLink}; only asked of two or more GPUs).
  */
-public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<String> models) {
-  public static final GpuAsk NONE = new GpuAsk(Kind.NONE, 0, 0, 0, Set.of());
+public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<String> models, boolean nvlink) {
+  public static final GpuAsk NONE = new GpuAsk(Kind.NONE, 0, 0, 0, Set.of(), false);
 
   public GpuAsk {
     models = Set.copyOf(models);
@@ -27,21 +30,27 @@ public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<Strin
   }
 
   public static GpuAsk share(long memory) {
-    return new GpuAsk(Kind.SHARE, memory, 1, 0, Set.of());
+    return new GpuAsk(Kind.SHARE, memory, 1, 0, Set.of(), false);
   }
 
   public static GpuAsk whole(int count) {
-    return new GpuAsk(Kind.WHOLE, 0, count, 0, Set.of());
+    return new GpuAsk(Kind.WHOLE, 0, count, 0, Set.of(), false);
+  }
+
+  /** {@code count} whole GPUs, all pairwise NVLink-connected when there are two or more. */
+  public static GpuAsk nvlinked(int count) {
+    return new GpuAsk(Kind.WHOLE, 0, count, 0, Set.of(), count > 1);
   }
 
   /** This ask with CPU and allowed models, for a ledger that counts them. */
   public GpuAsk with(long cpu, Set<String> allowedModels) {
-    return new GpuAsk(kind, memory, count, cpu, allowedModels);
+    return new GpuAsk(kind, memory, count, cpu, allowedModels, nvlink);
   }
 
   /**
    * Reads the pod's ask: the policy's share resource ({@code aliyun.com/gpu-mem}) first, then its
-   * whole-GPU resources ({@code aliyun.com/gpu} on topology nodes, {@code nvidia.com/gpu}).
+   * whole-GPU resources ({@code aliyun.com/gpu} on topology nodes, {@code nvidia.com/gpu}), which
+   * must be NVLink-connected for a topology job's pod when the policy requires it.
    */
   public static GpuAsk of(Pod pod, GpuPolicy policy) {
     var memory = PodResources.limitSum(pod, policy.sharedMemory().resourceName()).longValue();
@@ -52,16 +61,22 @@ public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<Strin
         PodResources.limitSum(pod, policy.topology().resourceName())
             .add(PodResources.limitSum(pod, policy.topology().wholeGpuResource()))
             .intValue();
-    return whole > 0 ? whole(whole) : NONE;
+    if (whole <= 0) {
+      return NONE;
+    }
+    var nvlink = policy.topology().requireNVLink() && TopologyJob.of(pod, policy.topology()).isPresent();
+    return nvlink ? nvlinked(whole) : whole(whole);
   }
 
-  /** The allocator's task for this ask on a node whose GPUs hold {@code gpuCapacity} each. */
-  public Task task(long gpuCapacity) {
-    return switch (kind) {
-      case NONE -> new Task(cpuMilli, 0, 0, models);
-      case SHARE -> new Task(cpuMilli, 1, memory, models);
-      case WHOLE -> new Task(cpuMilli, count, gpuCapacity, models);
-    };
+  /** The allocator's task for this ask: whole GPUs of any size, or a share of one GPU. */
+  public Task task() {
+    var task =
+        switch (kind) {
+          case NONE -> Task.none(cpuMilli);
+          case SHARE -> Task.share(cpuMilli, memory);
+          case WHOLE -> Task.whole(cpuMilli, count);
+        };
+    return models.isEmpty() ? task : task.withModels(models);
   }
 
   @Override
@@ -69,7 +84,7 @@ public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<Strin
     return switch (kind) {
       case NONE -> "no GPU";
       case SHARE -> memory + "GiB of one GPU";
-      case WHOLE -> count + " whole GPU" + (count == 1 ? "" : "s");
+      case WHOLE -> count + (nvlink ? " NVLink-connected" : "") + " whole GPU" + (count == 1 ? "" : "s");
     };
   }
 }

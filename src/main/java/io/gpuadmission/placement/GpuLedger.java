@@ -48,6 +48,22 @@ public final class GpuLedger {
     refresh(node.name());
   }
 
+  /**
+   * A node the informer has not shown yet, as kube-scheduler sent it ({@code nodeCacheCapable:
+   * false}): its GPUs, or none (empty). Taken only when this ledger knows nothing of the node, so
+   * the informer's own view, whenever it comes, always wins.
+   */
+  public synchronized void learnNode(String node, Optional<GpuNodeCapacity> gpus) {
+    if (capacity.containsKey(node) || withoutGpus.contains(node) || deleted.contains(node)) {
+      return;
+    }
+    if (gpus.isPresent()) {
+      putNode(gpus.get());
+    } else {
+      putNodeWithoutGpus(node);
+    }
+  }
+
   /** Forgets a node's GPUs; claims on it stay until their pods go, as the pods still exist. */
   public synchronized void removeNode(String node) {
     withoutGpus.remove(node);

@@ -1,6 +1,8 @@
 package io.gpuadmission.placement;
 
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Supplier;
 
@@ -14,6 +16,7 @@ public final class LeaderGate {
   private final String identity;
   private volatile boolean leading;
   private volatile String leader = "";
+  private final List<Runnable> changes = new CopyOnWriteArrayList<>();
 
   public LeaderGate(String identity) {
     this.identity = identity;
@@ -39,6 +42,12 @@ public final class LeaderGate {
   public void lead() {
     leader = identity;
     leading = true;
+    changes.forEach(Runnable::run);
+  }
+
+  /** Runs {@code listener} after each {@link #lead()} and {@link #stepDown()}; it must not block. */
+  public void onChange(Runnable listener) {
+    changes.add(listener);
   }
 
   /** Stops taking binds and returns once those in flight have finished. */
@@ -46,6 +55,7 @@ public final class LeaderGate {
     leading = false;
     inFlight.writeLock().lock();
     inFlight.writeLock().unlock();
+    changes.forEach(Runnable::run);
   }
 
   public void leaderIs(String holder) {

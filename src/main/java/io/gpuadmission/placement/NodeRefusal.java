@@ -1,6 +1,7 @@
 package io.gpuadmission.placement;
 
 import io.gpuadmission.allocator.NodeGpus;
+import io.gpuadmission.allocator.NvLinkStrategy;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
@@ -79,14 +80,46 @@ public record NodeRefusal(String reason, boolean unresolvable) {
       free += gpu.wholeFree() ? 1 : 0;
       healthy += gpu.healthy() ? 1 : 0;
     }
-    if (free >= ask.count()) {
-      return Optional.empty();
-    }
     var wanted = ", pod needs " + ask;
     if (healthy < ask.count()) {
       return Optional.of(new NodeRefusal("node has " + healthy + " healthy GPUs" + wanted + sick(node), true));
     }
+    if (ask.nvlink()) {
+      var unlinked = nvlink(ask, node);
+      if (unlinked.isPresent()) {
+        return unlinked;
+      }
+    }
+    if (free >= ask.count()) {
+      return Optional.empty();
+    }
     return Optional.of(new NodeRefusal(free + " of " + node.gpus().size() + " GPUs free" + wanted + sick(node), false));
+  }
+
+  /**
+   * Why the node has no NVLink-connected set for the ask. Evicting pods helps only when its healthy
+   * GPUs hold such a set; a board that links fewer GPUs pairwise, or a model without a link matrix
+   * (nothing shows NVLink there), never will.
+   */
+  private static Optional<NodeRefusal> nvlink(GpuAsk ask, NodeGpus node) {
+    if (node.links().isEmpty()) {
+      return Optional.of(
+          new NodeRefusal(
+              "allocator.topologies has no link matrix for " + node.gpus().size() + " GPUs of model " + node.model()
+                  + ", so NVLink between them cannot be shown, pod needs " + ask,
+              true));
+    }
+    var linkable = NvLinkStrategy.largestHealthySet(node).orElse(0);
+    if (linkable < ask.count()) {
+      return Optional.of(
+          new NodeRefusal("the largest NVLink-connected set of this node is " + linkable + " GPUs, pod needs " + ask + sick(node), true));
+    }
+    var free = NvLinkStrategy.largestFreeSet(node).orElse(0);
+    if (free < ask.count()) {
+      return Optional.of(
+          new NodeRefusal("needs " + ask.count() + " NVLink-connected GPUs, best free set has " + free + sick(node), false));
+    }
+    return Optional.empty();
   }
 
   /** {@code "; GPUs 2,3 unhealthy"}, or nothing when all are healthy. */

@@ -75,15 +75,16 @@ public final class PlacementDecider {
   /**
    * Plans {@code members} pods of {@code gpusEach} whole GPUs over {@code nodes} (those the
    * members may run on), at most {@code perNode} on one node, with the allocator's gang planner
-   * and the policy's whole-GPU strategy and link matrices.
+   * and the policy's whole-GPU strategy and link matrices; with {@code nvlink}, each member's GPUs
+   * all NVLink-connected.
    */
-  public GangOutcome planGang(List<String> nodes, int members, int gpusEach, int perNode) {
+  public GangOutcome planGang(List<String> nodes, int members, int gpusEach, int perNode, boolean nvlink) {
     var s = strategies();
     var views = new ArrayList<NodeGpus>(nodes.size());
     for (var name : nodes) {
       ledger.view(name).ifPresent(v -> views.add(s.withLinks(v)));
     }
-    var result = new GangPlanner(s.whole()).plan(views, members, gpusEach, perNode);
+    var result = new GangPlanner(s.whole(nvlink ? GpuAsk.nvlinked(gpusEach) : GpuAsk.whole(gpusEach))).plan(views, members, gpusEach, perNode);
     if (result instanceof GangPlanner.Result.NoRoom noRoom) {
       return new GangOutcome.NoRoom(noRoom.room());
     }
@@ -98,14 +99,15 @@ public final class PlacementDecider {
     if (passesUntouched(ask)) {
       return new FilterResult(nodes, Map.of(), Map.of());
     }
-    var resource = strategies().policy().sharedMemory().resourceName();
+    var s = strategies();
+    var resource = s.policy().sharedMemory().resourceName();
     var passed = new ArrayList<String>(nodes.size());
     var failed = new LinkedHashMap<String, String>();
     var unresolvable = new LinkedHashMap<String, String>();
     for (var name : nodes) {
       var refusal =
           ledger.view(name)
-              .map(v -> NodeRefusal.of(ask, v, resource))
+              .map(v -> NodeRefusal.of(ask, s.judged(ask, v), resource))
               .orElseGet(() -> Optional.of(NodeRefusal.withoutView(ledger, name)));
       if (refusal.isEmpty()) {
         passed.add(name);
@@ -177,15 +179,15 @@ public final class PlacementDecider {
       return new Choice.Refused("node " + node + ": " + NodeRefusal.withoutView(ledger, node).reason());
     }
     var s = strategies();
-    var refusal = NodeRefusal.of(ask, view.get(), s.policy().sharedMemory().resourceName());
+    var refusal = NodeRefusal.of(ask, s.judged(ask, view.get()), s.policy().sharedMemory().resourceName());
     if (refusal.isPresent()) {
       return new Choice.Refused("node " + node + ": " + refusal.get().reason());
     }
     Optional<int[]> gpus =
         switch (ask.kind()) {
           case NONE -> Optional.of(new int[0]);
-          case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view.get(), task(ask, view.get()));
-          case WHOLE -> s.whole().choose(s.withLinks(view.get()), ask.count()).map(c -> c.gpus());
+          case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view.get(), ask.task());
+          case WHOLE -> s.whole(ask).choose(s.withLinks(view.get()), ask.count()).map(c -> c.gpus());
         };
     return gpus.<Choice>map(g -> new Choice.Chosen(java.util.Arrays.stream(g).boxed().toList()))
         .orElseGet(() -> new Choice.Refused("node " + node + ": no GPU choice for " + ask));
@@ -198,23 +200,19 @@ public final class PlacementDecider {
    */
   private Optional<Double> rawScore(PlacementStrategies s, GpuAsk ask, String name, NodeGpus view) {
     var scoring = s.shareScoring(placementLabel(name), ledger);
-    var score = scoring.scoreNode(view, task(ask, view));
+    var score = scoring.scoreNode(view, ask.task());
     if (score.isEmpty()) {
       return Optional.empty();
     }
     if (ask.kind() != GpuAsk.Kind.WHOLE) {
       return Optional.of(score.getAsDouble());
     }
-    return s.whole().choose(s.withLinks(view), ask.count()).map(choice -> -choice.setScore() * TOPOLOGY_FIRST + score.getAsDouble());
+    return s.whole(ask).choose(s.withLinks(view), ask.count()).map(choice -> -choice.setScore() * TOPOLOGY_FIRST + score.getAsDouble());
   }
 
   /** A pod without GPUs, where CPU is not counted, is kube-scheduler's business alone. */
   private static boolean passesUntouched(GpuAsk ask) {
     return ask.kind() == GpuAsk.Kind.NONE && ask.cpuMilli() == 0;
-  }
-
-  private static io.gpuadmission.allocator.Task task(GpuAsk ask, NodeGpus view) {
-    return ask.task(view.gpus().isEmpty() ? 0 : view.gpus().get(0).capacity());
   }
 
   private Optional<String> placementLabel(String node) {

@@ -5,6 +5,7 @@ import io.gpuadmission.allocator.FirstFitStrategy;
 import io.gpuadmission.allocator.HeuristicPolicy;
 import io.gpuadmission.allocator.LinkMatrix;
 import io.gpuadmission.allocator.NodeGpus;
+import io.gpuadmission.allocator.NvLinkStrategy;
 import io.gpuadmission.allocator.ScoringPolicy;
 import io.gpuadmission.allocator.TaskDistribution;
 import io.gpuadmission.allocator.TopologyAwareStrategy;
@@ -23,6 +24,7 @@ import java.util.Optional;
 final class PlacementStrategies {
   private final GpuPolicy policy;
   private final WholeGpuStrategy whole;
+  private final WholeGpuStrategy nvlinked;
   private final ScoringPolicy binpack;
   private final ScoringPolicy spread;
   private final Map<String, Optional<LinkMatrix>> links = new HashMap<>();
@@ -38,6 +40,7 @@ final class PlacementStrategies {
         policy.allocator().wholeGpu() == AllocatorPolicy.WholeGpuStrategy.TOPOLOGY
             ? new TopologyAwareStrategy()
             : new FirstFitStrategy();
+    this.nvlinked = new NvLinkStrategy(whole);
     this.binpack = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, whole);
     this.spread = new HeuristicPolicy(HeuristicPolicy.Kind.SPREAD, whole);
   }
@@ -48,6 +51,16 @@ final class PlacementStrategies {
 
   WholeGpuStrategy whole() {
     return whole;
+  }
+
+  /** The whole-GPU strategy for {@code ask}: NVLink-connected sets only when it needs them. */
+  WholeGpuStrategy whole(GpuAsk ask) {
+    return ask.nvlink() ? nvlinked : whole;
+  }
+
+  /** The node as {@code ask} must be judged: with its model's link matrix when it needs NVLink. */
+  NodeGpus judged(GpuAsk ask, NodeGpus node) {
+    return ask.nvlink() ? withLinks(node) : node;
   }
 
   /**

@@ -3,7 +3,11 @@ package io.gpuadmission.policy;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
 
-/** How a pod of a topology-aware training job is recognised and what it receives. */
+/**
+ * How a pod of a topology-aware training job is recognised and what it receives. {@code
+ * requireNVLink}: a member asking two or more whole GPUs is placed only on GPUs that are all
+ * pairwise NVLink-connected, per its node model's matrix in {@code allocator.topologies}.
+ */
 public record TopologyPolicy(
     String jobLabel,
     String replicaLabel,
@@ -15,7 +19,8 @@ public record TopologyPolicy(
     boolean hostPID,
     String dnsPolicy,
     List<String> allowedNamespaces,
-    ConflictMode onConflict) {
+    ConflictMode onConflict,
+    boolean requireNVLink) {
 
   public TopologyPolicy {
     allowedNamespaces = List.copyOf(allowedNamespaces);

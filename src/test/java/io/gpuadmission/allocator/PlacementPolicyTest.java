@@ -79,7 +79,7 @@ class PlacementPolicyTest {
     var fgd = new FgdPolicy(workload, whole);
     var nodes = List.of(node("a", 16000, 12000, 1000), node("b", 16000, 16000, 0));
 
-    assertThat(fgd.place(nodes, new Task(8000, 0, 0, java.util.Set.of()))).contains(new Placement(1, new int[0]));
+    assertThat(fgd.place(nodes, Task.none(8000))).contains(new Placement(1, new int[0]));
   }
 
   @Test
@@ -103,13 +103,13 @@ class PlacementPolicyTest {
     var fgd = new FgdPolicy(TaskDistribution.of(List.of(Task.share(1000, 500))), whole);
     var cpuOnly = new NodeGpus("cpu", List.of(), Optional.empty(), 64000, 64000);
 
-    assertThat(fgd.place(List.of(node("a", 64000, 64000, 1000), cpuOnly), new Task(4000, 0, 0, java.util.Set.of())))
+    assertThat(fgd.place(List.of(node("a", 64000, 64000, 1000), cpuOnly), Task.none(4000)))
         .contains(new Placement(1, new int[0]));
   }
 
   @Test
   void fragmentationCountsAllFreeGpuForTasksThatCannotFit() {
-    var fragmentation = new Fragmentation(TaskDistribution.of(List.of(Task.share(8000, 500), Task.whole(4000, 2, GPU))));
+    var fragmentation = new Fragmentation(TaskDistribution.of(List.of(Task.share(8000, 500), Task.whole(4000, 2))));
     // Task 1 fits (GPU 0 has 1000 free, GPU 1's 300 is a fragment); task 2 needs 2 whole GPUs: all 1300 is fragment.
     assertThat(fragmentation.of(node("a", 16000, 16000, 1000, 300))).isEqualTo(0.5 * 300 + 0.5 * 1300);
     // Without CPU for either task, everything free is fragment.
@@ -121,14 +121,39 @@ class PlacementPolicyTest {
     var policy = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, new TopologyAwareStrategy());
     var n = node("a", 64000, 64000, 1000, 500, 1000, 1000);
 
-    assertThat(policy.chooseOnNode(n, Task.whole(1000, 2, GPU)).orElseThrow()).containsExactly(0, 2);
-    assertThat(policy.chooseOnNode(n, Task.whole(1000, 4, GPU))).isEmpty();
+    assertThat(policy.chooseOnNode(n, Task.whole(1000, 2)).orElseThrow()).containsExactly(0, 2);
+    assertThat(policy.chooseOnNode(n, Task.whole(1000, 4))).isEmpty();
+  }
+
+  @Test
+  void wholeOrShareIsTheTasksKindNotAComparisonWithTheGpusSize() {
+    // Spread would put a share of 8 on GPU 1 (12 free): a whole GPU is not such a share.
+    var policy = new HeuristicPolicy(HeuristicPolicy.Kind.SPREAD, whole);
+    // GPU 0 has 8 units, wholly free; GPU 1 has 16, 4 used. One whole GPU is GPU 0, whatever its size.
+    var mixed = NodeGpus.withoutCpu("mixed", List.of(new GpuDevice(0, "T4", 8, 0, true), new GpuDevice(1, "T4", 16, 4, true)), Optional.empty());
+    assertThat(policy.chooseOnNode(mixed, Task.whole(0, 1)).orElseThrow()).containsExactly(0);
+    assertThat(mixed.after(Task.whole(0, 1), new int[] {0}).gpus().get(0).used()).isEqualTo(8);
+    // A share the size of GPU 0 is still a share: spread puts it where most stays free, and it
+    // takes its amount, not "the GPU".
+    assertThat(policy.chooseOnNode(mixed, Task.share(0, 8)).orElseThrow()).containsExactly(1);
+    assertThat(mixed.after(Task.share(0, 8), new int[] {1}).gpus().get(1).used()).isEqualTo(12);
+    // GPUs of unknown size (0): two whole ones are still two wholly free GPUs.
+    var tiny = NodeGpus.withoutCpu("tiny", List.of(new GpuDevice(0, "T4", 0, 0, true), new GpuDevice(1, "T4", 0, 0, true)), Optional.empty());
+    assertThat(policy.chooseOnNode(tiny, Task.whole(0, 2)).orElseThrow()).containsExactly(0, 1);
+  }
+
+  @Test
+  void refusesTasksWhoseKindDisagreesWithTheirAmounts() {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Task(Task.Kind.SHARE, 0, 2, 4, java.util.Set.of()))
+        .hasMessage("invalid SHARE task: cpu 0, 2 GPUs of 4");
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new Task(Task.Kind.NONE, 0, 1, 0, java.util.Set.of()))
+        .hasMessage("invalid NONE task: cpu 0, 1 GPUs of 0");
   }
 
   @Test
   void respectsModelConstraints() {
     var policy = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, whole);
-    var task = new Task(1000, 1, 300, java.util.Set.of("T4"));
+    var task = Task.share(1000, 300).withModels(java.util.Set.of("T4"));
 
     assertThat(policy.scoreNode(node("a", 32000, 32000, 1000), task)).isEmpty();
   }

@@ -110,14 +110,12 @@ public final class TraceSimulator {
 
   /** A trace task as the extender reads a pod: a share of one GPU, whole GPUs, or none. */
   static GpuAsk ask(Task task) {
-    GpuAsk ask;
-    if (task.gpus() == 0) {
-      ask = GpuAsk.NONE;
-    } else if (task.gpus() == 1 && task.perGpu() < GPU) {
-      ask = GpuAsk.share(task.perGpu());
-    } else {
-      ask = GpuAsk.whole(task.gpus());
-    }
+    var ask =
+        switch (task.kind()) {
+          case NONE -> GpuAsk.NONE;
+          case SHARE -> GpuAsk.share(task.perGpu());
+          case WHOLE -> GpuAsk.whole(task.gpus());
+        };
     return ask.with(task.cpuMilli(), task.models());
   }
 
@@ -194,7 +192,13 @@ public final class TraceSimulator {
       var spec = specColumn < 0 || specColumn >= cells.length ? "" : cells[specColumn];
       // Set.copyOf, not Set.of: the trace's gpu_spec may name a model twice ("V100M16|V100M16").
       var models = spec.isEmpty() ? Set.<String>of() : Set.copyOf(Arrays.asList(spec.split("\\|")));
-      tasks.add(new Task(Long.parseLong(cells[header.indexOf("cpu_milli")]), gpus, gpus == 0 ? 0 : milli, models));
+      var cpu = Long.parseLong(cells[header.indexOf("cpu_milli")]);
+      // The trace counts a GPU as 1000 milli: less of one GPU is a share, else whole GPUs.
+      var task =
+          gpus == 0 ? Task.none(cpu)
+              : gpus == 1 && milli < GPU ? Task.share(cpu, milli)
+              : new Task(Task.Kind.WHOLE, cpu, gpus, milli, Set.of());
+      tasks.add(task.withModels(models));
     }
     return tasks;
   }

@@ -15,7 +15,7 @@ class TraceSimulatorTest {
 
     var tasks = TraceSimulator.readPods(pods);
 
-    assertThat(tasks).containsExactly(new io.gpuadmission.allocator.Task(4000, 1, 500, java.util.Set.of("V100M16", "T4")));
+    assertThat(tasks).containsExactly(io.gpuadmission.allocator.Task.share(4000, 500).withModels(java.util.Set.of("V100M16", "T4")));
   }
 
   @Test
@@ -30,6 +30,9 @@ class TraceSimulatorTest {
     var random = simulator.run("random", 42, 1.3);
 
     assertThat(fgd.allocationRatio()).isGreaterThanOrEqualTo(0.954);
+    // The published figures (bench/README.md), pod for pod.
+    assertThat(String.format("%.4f %d %d", fgd.allocationRatio(), fgd.placed(), fgd.skipped())).isEqualTo("0.9546 8366 2380");
+    assertThat(String.format("%.4f %d %d", binpack.allocationRatio(), binpack.placed(), binpack.skipped())).isEqualTo("0.9452 8298 2448");
     assertThat(fgd.allocationRatio()).isGreaterThan(binpack.allocationRatio());
     assertThat(binpack.allocationRatio()).isGreaterThan(random.allocationRatio());
     assertThat(fgd.placed() + fgd.skipped()).isEqualTo(binpack.placed() + binpack.skipped());

@@ -87,7 +87,7 @@ class GangPlacementTest {
       var source = nodeSource(nodes);
       watcher = new LedgerWatcher(client, ledger, policies::current).alsoTell(gangs::current, gangs::gone);
       var planning = new GangPlanning(decider, ledger, () -> List.copyOf(nodes));
-      service = new ExtenderService(decider, new GangGate(gangs, planning, policies::current, planTimeout), policies);
+      service = new ExtenderService(decider, new GangGate(gangs, planning, policies::current, planTimeout), policies, ledger);
       coordinator =
           new GangCoordinator(
               client, gangs, planning, ledger, gate, Clock.systemUTC(),

@@ -27,6 +27,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -156,6 +157,9 @@ class ManifestsTest {
     assertThat(extender.path("enableHTTPS").asBoolean()).isTrue();
     assertThat(extender.path("managedResources").findValuesAsText("name")).containsExactly("aliyun.com/gpu-mem", "aliyun.com/gpu", "nvidia.com/gpu");
     assertThat(service.getSpec().getType()).isEqualTo("NodePort");
+    // Only the Lease holder's pod: binds reach the leader on the first attempt.
+    assertThat(service.getSpec().getSelector())
+        .containsOnly(Map.entry("app.kubernetes.io/name", "gpu-admission"), Map.entry(io.gpuadmission.cluster.LeaderPodLabel.LABEL, "true"));
     assertThat(rules).contains("[pods] [patch]", "[bindings, pods/binding] [create]", "[configmaps] [get, list, watch]", "[leases] [get, update, patch]");
     assertThat(Files.readString(Path.of("manifests/control-plane/kustomization.yaml"))).contains("- extender-service.yaml");
     assertThat(Files.readString(Path.of("manifests/base/kustomization.yaml"))).doesNotContain("extender-service.yaml");

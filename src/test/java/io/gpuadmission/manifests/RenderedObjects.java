@@ -35,13 +35,21 @@ final class RenderedObjects {
   }
 
   static void assertServicePortReachesHttps(List<HasMetadata> objects, Service service, int port) {
+    assertServicePortReachesHttps(objects, service, port, java.util.Map.of());
+  }
+
+  /** As above, for a Service that selects only the pods that also carry {@code extraLabels}. */
+  static void assertServicePortReachesHttps(
+      List<HasMetadata> objects, Service service, int port, java.util.Map<String, String> extraLabels) {
     var servicePort =
         service.getSpec().getPorts().stream()
             .filter(p -> p.getPort() == port)
             .findFirst()
             .orElseThrow();
     var pod = deployment(objects, "gpu-admission").getSpec().getTemplate();
-    assertThat(service.getSpec().getSelector()).isEqualTo(pod.getMetadata().getLabels());
+    var selected = new java.util.HashMap<>(pod.getMetadata().getLabels());
+    selected.putAll(extraLabels);
+    assertThat(service.getSpec().getSelector()).isEqualTo(selected);
     assertThat(pod.getSpec().getContainers().get(0).getPorts())
         .anyMatch(
             p ->

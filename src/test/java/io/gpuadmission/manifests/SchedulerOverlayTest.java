@@ -13,9 +13,11 @@ import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import io.fabric8.kubernetes.api.model.rbac.Role;
 import io.fabric8.kubernetes.api.model.rbac.RoleBinding;
+import io.gpuadmission.cluster.LeaderPodLabel;
 import io.gpuadmission.policy.PolicyParser;
 import java.net.URI;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -39,8 +41,14 @@ class SchedulerOverlayTest {
     assertThat(url.getScheme()).isEqualTo("https");
     var host = url.getHost().split("\\.");
     assertThat(host).hasSize(3).endsWith("svc");
+    // Binds reach the Lease holder first time: the Service selects only the leader's pod, and TLS
+    // checks the name the serving certificate has (the main Service's, selecting the same pods).
     var service = (Service) find(objects, "Service", host[1], host[0]);
-    assertServicePortReachesHttps(objects, service, url.getPort());
+    assertThat(service.getMetadata().getName()).isEqualTo("gpu-admission-placement");
+    assertServicePortReachesHttps(objects, service, url.getPort(), Map.of(LeaderPodLabel.LABEL, "true"));
+    var serverName = extender.path("tlsConfig").path("serverName").asText().split("\\.");
+    assertThat(serverName).hasSize(3).endsWith("svc");
+    assertServicePortReachesHttps(objects, (Service) find(objects, "Service", serverName[1], serverName[0]), url.getPort());
     assertThat(
             List.of(
                 extender.path("filterVerb").asText(),

@@ -77,6 +77,17 @@ class PlacementDeciderTest {
   }
 
   @Test
+  void aWholeGpuIsAnyWhollyFreeGpuWhateverTheSizeOfTheNodesFirst() {
+    // The first GPU is the larger one and busy: the smaller GPU is still a whole GPU.
+    ledger.putNode(new GpuNodeCapacity("mixed-16-8", "Tesla-T4", List.of(16L, 8L), java.util.Optional.empty()));
+    share("m0", "mixed-16-8", 0, 4);
+
+    assertThat(decider.choose(GpuAsk.whole(1), "mixed-16-8")).isEqualTo(new Choice.Chosen(List.of(1)));
+    assertThat(decider.prioritize(GpuAsk.whole(1), List.of("mixed-16-8"))).containsExactly(new NodeScore("mixed-16-8", 10));
+    assertThat(decider.choose(GpuAsk.share(12), "mixed-16-8")).isEqualTo(new Choice.Chosen(List.of(0)));
+  }
+
+  @Test
   void unhealthyGpusAreNeverChosen() {
     share("b0", "gpu-share-b", 0, 15);
 

@@ -57,7 +57,7 @@ class PolicyParserTest {
       textBlock =
           """
           invalid namespace  | topology:\\n  allowedNamespaces: [ml, research, Team_A] | line 2: topology.allowedNamespaces[2]: "Team_A" is not a valid namespace name
-          unknown key        | topology:\\n  hostIpc: true                           | line 2: topology.hostIpc: unknown key; known keys here: allowedNamespaces, dnsPolicy, hostIPC, hostNetwork, hostPID, jobLabel, onConflict, pool, replicaLabel, resourceName, wholeGpuResource
+          unknown key        | topology:\\n  hostIpc: true                           | line 2: topology.hostIpc: unknown key; known keys here: allowedNamespaces, dnsPolicy, hostIPC, hostNetwork, hostPID, jobLabel, onConflict, pool, replicaLabel, requireNVLink, resourceName, wholeGpuResource
           unknown conflict   | topology:\\n  onConflict: ignore                        | line 2: topology.onConflict: "ignore" is not one of [refuse, skip]
           yaml alias         | topology:\\n  allowedNamespaces: &teams [ml]\\nexemptNamespaces: *teams | line 3: YAML aliases (*teams) are not supported in the policy; write the value out where the alias stands
           yaml merge key     | topology:\\n  <<: {hostIPC: true}                      | line 2: topology.<<: YAML merge keys (<<) are not supported in the policy; write the keys out
