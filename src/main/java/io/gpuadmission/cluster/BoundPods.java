@@ -45,14 +45,15 @@ public final class BoundPods {
 
   /**
    * A copy with only what the ledger reads: identity, GPU annotations, node, resources, phase; for
-   * a topology job's pod also what gang placement reads (labels, owner, creation and deletion
-   * time, plan annotations, node selection, tolerations, host network and ports). Built with plain
+   * a pod asking whole GPUs, which may be a gang member under this or a later policy, also what
+   * gang placement reads (labels, owner, creation and deletion time, plan annotations, node
+   * selection, tolerations, host network and ports). Memory shares, the many small pods, stay lean. Built with plain
    * setters, not the model's builders (which deep-copy): fabric8 runs the store on its HTTP event
    * loop, and the initial list of a large cluster passes every pod through here.
    */
   static Pod strip(Pod pod, GpuPolicy policy) {
     var source = pod.getMetadata();
-    var member = source.getLabels() != null && source.getLabels().containsKey(policy.topology().jobLabel());
+    var member = source.getLabels() != null && GpuAsk.of(pod, policy).kind() == GpuAsk.Kind.WHOLE;
     var meta = new ObjectMeta();
     meta.setName(source.getName());
     meta.setNamespace(source.getNamespace());

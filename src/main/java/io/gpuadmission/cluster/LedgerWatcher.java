@@ -38,6 +38,7 @@ public final class LedgerWatcher implements AutoCloseable {
   private final Supplier<GpuPolicy> policies;
   private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
   private volatile NodeSource nodes;
+  private volatile SharedIndexInformer<Pod> pods;
   private final List<Consumer<Pod>> podsNow = new ArrayList<>();
   private final List<Consumer<Pod>> podsGone = new ArrayList<>();
 
@@ -84,6 +85,7 @@ public final class LedgerWatcher implements AutoCloseable {
     this.nodes = nodeSource;
     nodeSource.subscribe(this::putNode, n -> ledger.removeNode(n.getMetadata().getName()));
     var pods = client.pods().inAnyNamespace().withLimit(BoundPods.PAGE).runnableInformer(0);
+    this.pods = pods;
     pods.removeNamespaceIndex();
     pods.itemStore(new KeepOnlyStore<Pod>(p -> BoundPods.isGpuPod(p, policies.get()), p -> BoundPods.strip(p, policies.get())));
     pods.addEventHandler(Informers.handler(this::observe, this::gone));
@@ -97,6 +99,11 @@ public final class LedgerWatcher implements AutoCloseable {
       informers.add(Informers.start(informer, "placement"));
     }
     return this;
+  }
+
+  /** The GPU pods the informer holds now, stripped as the ledger keeps them. */
+  public List<Pod> gpuPods() {
+    return pods == null ? List.of() : pods.getStore().list();
   }
 
   public boolean synced() {

@@ -3,6 +3,7 @@ package io.gpuadmission.extender;
 import io.gpuadmission.cluster.ClusterConnection;
 import io.gpuadmission.gang.GangGate;
 import io.gpuadmission.gang.GangInspection;
+import io.gpuadmission.gang.GangPlanning;
 import io.gpuadmission.gang.GangRegistry;
 import io.gpuadmission.placement.BindRequest;
 import io.gpuadmission.placement.GpuLedger;
@@ -11,6 +12,7 @@ import io.gpuadmission.placement.LedgerInspection;
 import io.gpuadmission.placement.PodBinder;
 import io.smallrye.common.annotation.NonBlocking;
 import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.HttpVersion;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
@@ -43,6 +45,7 @@ public class ExtenderResource {
   private final LeaderGate gate;
   private final GangRegistry gangs;
   private final GangGate gangGate;
+  private final GangPlanning gangPlanning;
 
   /** gpushare's inspect ({@code nodes}) and the gangs. */
   record Inspection(List<LedgerInspection.Node> nodes, List<GangInspection.Gang> gangs) {}
@@ -56,7 +59,9 @@ public class ExtenderResource {
       ExtenderMetrics metrics,
       LeaderGate gate,
       GangRegistry gangs,
-      GangGate gangGate) {
+      GangGate gangGate,
+      GangPlanning gangPlanning) {
+    this.gangPlanning = gangPlanning;
     this.gangs = gangs;
     this.gangGate = gangGate;
     this.service = service;
@@ -116,8 +121,12 @@ public class ExtenderResource {
       // cluster.LeaderPodLabel). kube-scheduler keeps one (HTTP/2) connection, which may have been
       // opened while this replica led: close it gracefully so that the retry opens a new one.
       metrics.record("bind", "not_leader");
-      request.connection().shutdown(5, TimeUnit.SECONDS);
-      return bound(binder.notLeader());
+      if (request.version() == HttpVersion.HTTP_2) {
+        request.connection().shutdown(5, TimeUnit.SECONDS);
+        return bound(binder.notLeader());
+      }
+      // HTTP/1.1 (a scheduler without HTTP/2): the same, by closing after this answer.
+      return Response.fromResponse(bound(binder.notLeader())).header("Connection", "close").build();
     }
     var error = outcome.get();
     metrics.record("bind", error.isEmpty() ? "ok" : "error");
@@ -132,7 +141,7 @@ public class ExtenderResource {
   @Path("inspect")
   @Produces(MediaType.APPLICATION_JSON)
   public Response inspect() {
-    return answer("inspect", () -> new Inspection(LedgerInspection.of(ledger).nodes(), GangInspection.of(gangs, gangGate)));
+    return answer("inspect", () -> new Inspection(LedgerInspection.of(ledger).nodes(), GangInspection.of(gangs, gangGate, gangPlanning)));
   }
 
   @GET

@@ -27,6 +27,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
 import java.time.Clock;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -94,7 +95,7 @@ public class PlacementWiring {
   @Produces
   @Singleton
   GangPlanning gangPlanning(PlacementDecider decider) {
-    return new GangPlanning(decider, ledger, nodes::list);
+    return new GangPlanning(decider, ledger, nodes::list, gangs);
   }
 
   @Produces
@@ -122,6 +123,8 @@ public class PlacementWiring {
       return;
     }
     watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).alsoTell(gangs::current, gangs::gone).start(nodes);
+    // Another job or replica label makes other pods gang members: read them all again.
+    policies.onChangeOf(p -> List.of(p.topology().jobLabel(), p.topology().replicaLabel()), policy -> gangs.replaceAll(watcher.gpuPods()));
     coordinator =
         new GangCoordinator(
                 cluster.client(),

@@ -5,12 +5,11 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.gpuadmission.gang.GangMetrics.State;
+import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.MemberPlan;
-import io.gpuadmission.placement.PlacementDecider.GangOutcome;
-import io.gpuadmission.placement.PlacementDecider.MemberPlace;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -54,6 +53,8 @@ public final class GangCoordinator implements AutoCloseable {
   private final GangEvents events;
   private final GangMetrics metrics;
   private final Map<GangKey, String> reported = new ConcurrentHashMap<>();
+  /** Nodes a gang's timed-out plan could not be bound on, left out of its next plan. */
+  private final Map<GangKey, Set<String>> avoid = new ConcurrentHashMap<>();
   /** Plans this replica wrote, by member UID, until the informer shows them on the members. */
   private final Map<String, Written> written = new ConcurrentHashMap<>();
   private final Map<String, Instant> boundAt = new ConcurrentHashMap<>();
@@ -137,6 +138,7 @@ public final class GangCoordinator implements AutoCloseable {
       state.ifPresent(s -> counts.merge(s, 1, Integer::sum));
     }
     reported.keySet().retainAll(seen);
+    avoid.keySet().retainAll(seen);
     var alive = new HashSet<String>();
     seen.forEach(g -> registry.members(g).forEach(m -> alive.add(m.uid())));
     boundAt.keySet().retainAll(alive);
@@ -147,53 +149,70 @@ public final class GangCoordinator implements AutoCloseable {
 
   /** A follower's view: the same states, from the members' annotations. */
   private Optional<State> observe(GangKey gang, GangStatus status) {
-    if (status instanceof GangStatus.Complete complete) {
-      if (complete.unbound().isEmpty()) {
-        return Optional.empty();
-      }
-      if (complete.unbound().stream().allMatch(m -> m.plan().isPresent())) {
-        return Optional.of(State.PLANNED);
-      }
-      return Optional.of(planning.plan(gang, complete) instanceof GangOutcome.NoRoom ? State.NO_ROOM : State.AWAITING_PLAN);
-    }
-    return Optional.of(status instanceof GangStatus.Waiting ? State.WAITING : State.DISAGREEING);
+    return GangStates.of(status, () -> planning.plan(gang, (GangStatus.Complete) status));
   }
 
   private Optional<State> act(GangKey gang, GangStatus status) {
     if (status instanceof GangStatus.Waiting waiting) {
-      release(gang, registry.members(gang), "a member is gone before binding (" + waiting.exist() + " of " + waiting.expected() + " members exist)");
+      release(gang, registry.members(gang), "a member is gone (" + waiting.exist() + " of " + waiting.expected() + " members exist)", false);
       return Optional.of(State.WAITING);
     }
     if (status instanceof GangStatus.Disagreeing disagreeing) {
-      release(gang, registry.members(gang), disagreeing.reason());
+      release(gang, registry.members(gang), disagreeing.reason(), false);
       report(gang, registry.members(gang), "GangDisagreement", GangReasons.disagreeing(gang, disagreeing));
       return Optional.of(State.DISAGREEING);
     }
     var complete = (GangStatus.Complete) status;
     if (complete.unbound().isEmpty()) {
       measure(gang, complete);
+      avoid.remove(gang);
       return Optional.empty();
     }
     var now = clock.instant();
     var marked = complete.unbound().stream().filter(m -> m.planMarked() || written.containsKey(m.uid())).toList();
     if (!marked.isEmpty()) {
       var plan = currentPlan(complete, now);
-      if (plan.isPresent() && !now.isAfter(plan.get().madeAt().plus(timing.planTimeout()))) {
+      var sick = plan.flatMap(p -> unhealthy(complete, now));
+      if (plan.isPresent() && sick.isEmpty() && !now.isAfter(plan.get().madeAt().plus(timing.planTimeout()))) {
         return Optional.of(State.PLANNED);
       }
-      if (plan.isPresent()) {
-        metrics.timedOut();
-        release(gang, marked, "its members were not all bound within " + timing.planTimeout().toSeconds() + "s");
+      if (sick.isPresent()) {
+        release(gang, marked, sick.get(), false);
+      } else if (plan.isPresent()) {
+        // kube-scheduler did not follow the plan (a reason the planner does not see: CPU, memory,
+        // ports of pods that are no gang members): the next plan leaves those nodes out.
+        var refused = avoid.computeIfAbsent(gang, g -> ConcurrentHashMap.newKeySet());
+        marked.forEach(m -> planOf(m, now).ifPresent(p -> refused.add(p.node())));
+        release(gang, marked, "its members were not all bound within " + timing.planTimeout().toSeconds() + "s", true);
       } else {
-        release(gang, marked, "the plan was incomplete or its GPUs were taken");
+        release(gang, marked, "the plan was incomplete or its GPUs were taken", false);
       }
     }
-    var outcome = planning.plan(gang, complete);
-    if (outcome instanceof GangOutcome.NoRoom noRoom) {
-      report(gang, complete.unbound(), "GangWaiting", GangReasons.noRoom(gang, complete, noRoom.room()));
+    var outcome = planning.plan(gang, complete, avoid.getOrDefault(gang, Set.of()));
+    if (outcome instanceof GangPlanning.Outcome.NoRoom && avoid.containsKey(gang)) {
+      // Without the nodes it could not be bound on it does not fit: try them again rather than never.
+      avoid.remove(gang);
+      outcome = planning.plan(gang, complete);
+    }
+    if (outcome instanceof GangPlanning.Outcome.NoRoom noRoom) {
+      report(gang, complete.unbound(), "GangWaiting", GangReasons.noRoom(gang, complete, noRoom));
       return Optional.of(State.NO_ROOM);
     }
-    return Optional.of(write(gang, complete, ((GangOutcome.Planned) outcome).places(), now) ? State.PLANNED : State.AWAITING_PLAN);
+    return Optional.of(write(gang, complete, (GangPlanning.Outcome.Planned) outcome, now) ? State.PLANNED : State.AWAITING_PLAN);
+  }
+
+  /** Why the plan cannot hold: one of its GPUs became unhealthy since it was made. */
+  private Optional<String> unhealthy(GangStatus.Complete complete, Instant now) {
+    for (var member : complete.unbound()) {
+      var plan = planOf(member, now);
+      if (plan.isPresent()) {
+        var sick = plan.get().gpus().stream().filter(ledger.unhealthy(plan.get().node())::contains).toList();
+        if (!sick.isEmpty()) {
+          return Optional.of("GPU" + (sick.size() == 1 ? " " : "s ") + GpuAnnotations.join(sick) + " of " + plan.get().node() + " became unhealthy");
+        }
+      }
+    }
+    return Optional.empty();
   }
 
   /**
@@ -219,18 +238,21 @@ public final class GangCoordinator implements AutoCloseable {
   }
 
   /**
-   * The member's plan: on the pod as the informer shows it, or as this replica has just written it
-   * and the informer has not shown yet (the members' updates arrive one by one).
+   * The member's plan: as this replica has just written it, until the informer shows that plan on
+   * the pod (the members' updates arrive one by one, and a pod may still show a plan released
+   * before); else as the pod shows it.
    */
   private Optional<MemberPlan> planOf(GangMember member, Instant now) {
-    if (member.plan().isPresent()) {
+    var mine = written.get(member.uid());
+    if (mine != null && now.isAfter(mine.until())) {
       written.remove(member.uid());
+      mine = null;
+    }
+    if (mine == null) {
       return member.plan();
     }
-    var mine = written.get(member.uid());
-    if (mine == null || now.isAfter(mine.until())) {
+    if (member.plan().isPresent() && member.plan().get().planId().equals(mine.plan().planId())) {
       written.remove(member.uid());
-      return Optional.empty();
     }
     return Optional.of(mine.plan());
   }
@@ -242,13 +264,13 @@ public final class GangCoordinator implements AutoCloseable {
   }
 
   /** Holds the places in the ledger and writes them on the members; undone entirely if any step fails. */
-  private boolean write(GangKey gang, GangStatus.Complete complete, List<MemberPlace> places, Instant now) {
+  private boolean write(GangKey gang, GangStatus.Complete complete, GangPlanning.Outcome.Planned planned, Instant now) {
     var planId = MemberPlan.idAt(now);
     var members = complete.unbound();
     var plans = new ArrayList<MemberPlan>(members.size());
     for (int i = 0; i < members.size(); i++) {
       var member = members.get(i);
-      var place = places.get(i);
+      var place = planned.byMember().get(member.uid());
       plans.add(new MemberPlan(planId, place.node(), place.gpus()));
       if (!ledger.plan(GpuClaim.planned(member.uid(), member.pod(), place.node(), place.gpus(), Instant.MAX), now.plus(timing.unseenFor()))) {
         members.subList(0, i).forEach(m -> ledger.unplan(m.uid()));
@@ -269,7 +291,7 @@ public final class GangCoordinator implements AutoCloseable {
         return false;
       }
     }
-    var message = GangReasons.planned(gang, places);
+    var message = GangReasons.planned(gang, planned.places());
     LOG.infof("%s", message);
     members.forEach(m -> events.normal(m, "GangPlanned", message));
     reported.put(gang, message);
@@ -277,7 +299,7 @@ public final class GangCoordinator implements AutoCloseable {
     return true;
   }
 
-  private void release(GangKey gang, List<GangMember> members, String why) {
+  private void release(GangKey gang, List<GangMember> members, String why, boolean timedOut) {
     var planned = members.stream().filter(m -> (m.planMarked() || written.containsKey(m.uid())) && !m.bound() && !binding(m)).toList();
     if (planned.isEmpty()) {
       return;
@@ -290,7 +312,11 @@ public final class GangCoordinator implements AutoCloseable {
       patch(member, MemberPlan.released(), false);
       events.normal(member, "GangPlanReleased", message);
     }
-    metrics.released();
+    if (timedOut) {
+      metrics.timedOut();
+    } else {
+      metrics.released();
+    }
   }
 
   /** An Event on the members once per change of what the gang is told. */

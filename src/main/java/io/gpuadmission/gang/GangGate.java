@@ -3,7 +3,6 @@ package io.gpuadmission.gang;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PlacementDecider.FilterResult;
-import io.gpuadmission.placement.PlacementDecider.GangOutcome;
 import io.gpuadmission.placement.PlacementDecider.NodeScore;
 import io.gpuadmission.policy.GpuPolicy;
 import java.time.Duration;
@@ -74,8 +73,8 @@ public final class GangGate {
       return GangReasons.waiting(member.gang(), w);
     }
     var complete = (GangStatus.Complete) status;
-    return planning.plan(member.gang(), complete) instanceof GangOutcome.NoRoom noRoom
-        ? GangReasons.noRoom(member.gang(), complete, noRoom.room())
+    return planning.plan(member.gang(), complete) instanceof GangPlanning.Outcome.NoRoom noRoom
+        ? GangReasons.noRoom(member.gang(), complete, noRoom)
         : GangReasons.awaitingPlan(member.gang(), complete);
   }
 

@@ -9,6 +9,8 @@ import io.gpuadmission.policy.GpuPolicy;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * A pod of a topology job that asks for whole GPUs, as gang placement sees it: which gang, how
@@ -17,7 +19,7 @@ import java.util.Optional;
  *
  * @param replicas the replica label's value as written (members must agree on it)
  * @param node the node it is bound to, "" while pending
- * @param hostPorts true when it uses host ports (two such members cannot share a node)
+ * @param hostPorts the ports it takes on its node (kube-scheduler keeps two pods asking one port apart)
  * @param nvlink true when its GPUs must all be NVLink-connected (policy {@code topology.requireNVLink})
  * @param planMarked true when it carries plan annotations, readable or not
  */
@@ -33,8 +35,12 @@ public record GangMember(
     Optional<MemberPlan> plan,
     boolean planMarked,
     NodeConstraints constraints,
-    boolean hostPorts,
+    Set<Integer> hostPorts,
     boolean nvlink) {
+
+  public GangMember {
+    hostPorts = Set.copyOf(hostPorts);
+  }
 
   /**
    * The member a pod is, when it is one: a pod of a topology job of more than one replica, asking
@@ -46,7 +52,7 @@ public record GangMember(
     }
     var job = TopologyJob.of(pod, policy.topology());
     var ask = GpuAsk.of(pod, policy);
-    if (job.isEmpty() || job.get().single() || ask.kind() != GpuAsk.Kind.WHOLE) {
+    if (job.isEmpty() || !job.get().placedTogether() || ask.kind() != GpuAsk.Kind.WHOLE) {
       return Optional.empty();
     }
     var meta = pod.getMetadata();
@@ -65,7 +71,7 @@ public record GangMember(
             MemberPlan.of(pod),
             MemberPlan.marked(pod),
             NodeConstraints.of(spec),
-            usesHostPorts(pod),
+            hostPorts(pod),
             ask.nvlink()));
   }
 
@@ -79,27 +85,30 @@ public record GangMember(
   }
 
   /**
-   * A host port, declared or implied: with hostNetwork every containerPort is a port of the node
-   * (the API server sets hostPort to it), and kube-scheduler keeps two pods asking for one port
-   * off the same node.
+   * Its host ports, declared or implied: with hostNetwork every containerPort is a port of the
+   * node (the API server sets hostPort to it), and kube-scheduler keeps two pods asking for one
+   * port off the same node.
    */
-  static boolean usesHostPorts(Pod pod) {
+  static Set<Integer> hostPorts(Pod pod) {
     var spec = pod.getSpec();
     if (spec == null || spec.getContainers() == null) {
-      return false;
+      return Set.of();
     }
     var hostNetwork = Boolean.TRUE.equals(spec.getHostNetwork());
+    var ports = new TreeSet<Integer>();
     for (var container : spec.getContainers()) {
       if (container == null || container.getPorts() == null) {
         continue;
       }
       for (var port : container.getPorts()) {
-        if (port != null && (hostNetwork || (port.getHostPort() != null && port.getHostPort() > 0))) {
-          return true;
+        if (port != null && port.getHostPort() != null && port.getHostPort() > 0) {
+          ports.add(port.getHostPort());
+        } else if (port != null && hostNetwork && port.getContainerPort() != null) {
+          ports.add(port.getContainerPort());
         }
       }
     }
-    return false;
+    return ports;
   }
 
   private static Instant created(String timestamp) {

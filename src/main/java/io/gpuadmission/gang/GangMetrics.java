@@ -23,7 +23,7 @@ public final class GangMetrics {
     AWAITING_PLAN,
     PLANNED;
 
-    String label() {
+    public String label() {
       return name().toLowerCase(java.util.Locale.ROOT);
     }
   }

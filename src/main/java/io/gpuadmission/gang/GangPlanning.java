@@ -3,65 +3,108 @@ package io.gpuadmission.gang;
 import io.fabric8.kubernetes.api.model.Node;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.placement.PlacementDecider.GangGroup;
 import io.gpuadmission.placement.PlacementDecider.GangOutcome;
+import io.gpuadmission.placement.PlacementDecider.MemberPlace;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
- * Plans a complete gang's pending members over the nodes they may all run on, with the
- * allocator's gang planner on the ledger as it is now. The leader plans with it; every replica's
- * filter asks it whether the gang fits, to give the same reason (cached until the ledger or the
- * gang changes: a gang's members all ask at once).
+ * Plans a complete gang's pending members with the allocator's gang planner on the ledger as it is
+ * now, each member over the nodes its own nodeSelector, required affinity and tolerations admit
+ * (members that differ, such as a Master and its Workers, are planned group by group), leaving out
+ * nodes where a bound member already holds a host port the gang needs, and nodes a timed-out plan
+ * of this gang could not be bound on. The leader plans with it; every replica's filter asks it
+ * whether the gang fits, to give the same reason (cached until the ledger or the gang changes: a
+ * gang's members all ask at once).
  */
 public final class GangPlanning {
-  private final PlacementDecider decider;
-  private final GpuLedger ledger;
-  private final Supplier<List<Node>> nodes;
-  private final Map<GangKey, Cached> outcomes = new ConcurrentHashMap<>();
-
-  private record Cached(long generation, List<String> members, long madeNanos, GangOutcome outcome) {}
-
   /** Node labels and taints do not change the ledger's generation: a cached answer lives this long at most. */
   private static final long FRESH_NANOS = 5_000_000_000L;
 
-  public GangPlanning(PlacementDecider decider, GpuLedger ledger, Supplier<List<Node>> nodes) {
+  private final PlacementDecider decider;
+  private final GpuLedger ledger;
+  private final Supplier<List<Node>> nodes;
+  private final GangRegistry registry;
+  private final Map<GangKey, Cached> outcomes = new ConcurrentHashMap<>();
+
+  /** The plan, member by member (UID), or how many members fit and on how many nodes they may run at all. */
+  public sealed interface Outcome {
+    record Planned(List<MemberPlace> places, Map<String, MemberPlace> byMember) implements Outcome {}
+
+    record NoRoom(int room, int eligibleNodes) implements Outcome {}
+  }
+
+  private record Cached(long generation, List<String> members, Set<String> avoid, long madeNanos, Outcome outcome) {}
+
+  public GangPlanning(PlacementDecider decider, GpuLedger ledger, Supplier<List<Node>> nodes, GangRegistry registry) {
     this.decider = decider;
     this.ledger = ledger;
     this.nodes = nodes;
+    this.registry = registry;
   }
 
-  public GangOutcome plan(GangKey gang, GangStatus.Complete complete) {
+  public Outcome plan(GangKey gang, GangStatus.Complete complete) {
+    return plan(gang, complete, Set.of());
+  }
+
+  /** The plan, leaving out the nodes in {@code avoid}. */
+  public Outcome plan(GangKey gang, GangStatus.Complete complete, Set<String> avoid) {
     var members = complete.unbound().stream().map(GangMember::uid).toList();
     var generation = ledger.generation();
     var cached = outcomes.get(gang);
-    if (cached != null && cached.generation() == generation && cached.members().equals(members)
+    if (cached != null && cached.generation() == generation && cached.members().equals(members) && cached.avoid().equals(avoid)
         && System.nanoTime() - cached.madeNanos() < FRESH_NANOS) {
       return cached.outcome();
     }
-    var outcome = decider.planGang(eligible(complete.unbound()), complete.unbound().size(), complete.gpusEach(), complete.perNode(), complete.nvlink());
-    outcomes.put(gang, new Cached(generation, members, System.nanoTime(), outcome));
+    var outcome = planNow(complete, avoid);
+    outcomes.put(gang, new Cached(generation, members, Set.copyOf(avoid), System.nanoTime(), outcome));
     if (outcomes.size() > 10_000) {
       outcomes.clear(); // gangs come and go; a cache that only grows would hold every gang ever seen
     }
     return outcome;
   }
 
-  /** Nodes with GPUs that every pending member's selector, affinity and tolerations admit, by name. */
-  private List<String> eligible(List<GangMember> members) {
-    var constraints = new HashSet<NodeConstraints>();
-    members.forEach(m -> constraints.add(m.constraints()));
-    var out = new ArrayList<String>();
-    for (var node : nodes.get()) {
-      var name = node.getMetadata().getName();
-      if (ledger.view(name).isPresent() && constraints.stream().allMatch(c -> c.admits(node))) {
-        out.add(name);
+  private Outcome planNow(GangStatus.Complete complete, Set<String> avoid) {
+    var groups = new LinkedHashMap<NodeConstraints, List<GangMember>>();
+    complete.unbound().forEach(m -> groups.computeIfAbsent(m.constraints(), c -> new ArrayList<>()).add(m));
+    var ports = new HashSet<Integer>();
+    complete.unbound().forEach(m -> ports.addAll(m.hostPorts()));
+    var portsInUse = ports.isEmpty() ? Map.<String, Set<Integer>>of() : registry.hostPortsByNode();
+    var all = nodes.get();
+    var planned = new ArrayList<GangGroup>();
+    var eligible = new HashSet<String>();
+    for (var group : groups.entrySet()) {
+      var names = new ArrayList<String>();
+      for (var node : all) {
+        var name = node.getMetadata().getName();
+        var portsTaken = portsInUse.getOrDefault(name, Set.of()).stream().anyMatch(ports::contains);
+        if (!avoid.contains(name) && !portsTaken && ledger.view(name).isPresent() && group.getKey().admits(node)) {
+          names.add(name);
+        }
+      }
+      names.sort(null);
+      eligible.addAll(names);
+      planned.add(new GangGroup(names, group.getValue().size()));
+    }
+    var outcome = decider.planGang(planned, complete.gpusEach(), complete.perNode(), complete.nvlink());
+    if (outcome instanceof GangOutcome.NoRoom noRoom) {
+      return new Outcome.NoRoom(noRoom.room(), eligible.size());
+    }
+    var places = ((GangOutcome.Planned) outcome).places();
+    var byMember = new LinkedHashMap<String, MemberPlace>();
+    var next = 0;
+    for (var group : groups.values()) {
+      for (var member : group) {
+        byMember.put(member.uid(), places.get(next++));
       }
     }
-    out.sort(null);
-    return out;
+    return new Outcome.Planned(places, byMember);
   }
 }

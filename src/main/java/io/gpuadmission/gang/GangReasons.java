@@ -18,12 +18,17 @@ final class GangReasons {
     return gang.quoted() + ": " + disagreeing.reason() + "; the gang is not placed until its members agree";
   }
 
-  static String noRoom(GangKey gang, GangStatus.Complete complete, int room) {
+  static String noRoom(GangKey gang, GangStatus.Complete complete, GangPlanning.Outcome.NoRoom noRoom) {
+    var what = gang.quoted() + ": needs " + complete.unbound().size() + " × " + complete.gpusEach() + " GPU"
+        + (complete.gpusEach() == 1 ? "" : "s") + (complete.nvlink() ? " on NVLink" : "");
+    if (noRoom.eligibleNodes() == 0) {
+      return what + ", and no node with GPUs matches its members' nodeSelector, required node affinity and tolerations"
+          + (complete.perNode() == 1 ? " with their host ports free" : "");
+    }
     var perNode = complete.perNode() == 1 && complete.unbound().size() > 1 ? ", one per node (the members use host ports)" : "";
     var bound = complete.bound().isEmpty() ? "" : " (" + complete.bound().size() + " of " + complete.expected() + " already bound)";
-    var linked = complete.nvlink() ? " on NVLink" : "";
-    return gang.quoted() + ": needs " + complete.unbound().size() + " × " + complete.gpusEach() + " GPUs" + linked + perNode + bound
-        + ", the cluster has room for " + room;
+    return what + perNode + bound + ", the cluster has room for " + noRoom.room()
+        + " (on the " + noRoom.eligibleNodes() + " node" + (noRoom.eligibleNodes() == 1 ? "" : "s") + " its members may run on)";
   }
 
   static String awaitingPlan(GangKey gang, GangStatus.Complete complete) {

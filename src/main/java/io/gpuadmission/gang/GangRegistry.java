@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
@@ -65,6 +66,26 @@ public final class GangRegistry {
 
   public synchronized Optional<GangMember> member(String uid) {
     return Optional.ofNullable(byUid.get(uid));
+  }
+
+  /** The host ports bound members of every gang take, by node: a planned member must not ask for one of them there. */
+  public synchronized Map<String, Set<Integer>> hostPortsByNode() {
+    var out = new HashMap<String, Set<Integer>>();
+    for (var member : byUid.values()) {
+      if (member.bound() && !member.hostPorts().isEmpty()) {
+        out.computeIfAbsent(member.node(), n -> new java.util.TreeSet<>()).addAll(member.hostPorts());
+      }
+    }
+    return out;
+  }
+
+  /** Forgets every member and reads them again from {@code pods} (the policy's job labels changed). */
+  public void replaceAll(List<Pod> pods) {
+    synchronized (this) {
+      byUid.clear();
+      byGang.clear();
+    }
+    pods.forEach(this::current);
   }
 
   public synchronized List<GangKey> gangs() {

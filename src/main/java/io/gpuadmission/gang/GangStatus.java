@@ -28,7 +28,7 @@ public sealed interface GangStatus {
 
     /** One member per node when members use host ports, else no limit. */
     public int perNode() {
-      return unbound.stream().anyMatch(GangMember::hostPorts) ? 1 : Math.max(1, unbound.size());
+      return unbound.stream().anyMatch(m -> !m.hostPorts().isEmpty()) ? 1 : Math.max(1, unbound.size());
     }
   }
 

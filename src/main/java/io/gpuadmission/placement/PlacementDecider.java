@@ -72,27 +72,59 @@ public final class PlacementDecider {
     }
   }
 
+  /** Members of a gang that may run on the same nodes ({@code nodes}), and how many they are. */
+  public record GangGroup(List<String> nodes, int members) {
+    public GangGroup {
+      nodes = List.copyOf(nodes);
+    }
+  }
+
   /**
-   * Plans {@code members} pods of {@code gpusEach} whole GPUs over {@code nodes} (those the
-   * members may run on), at most {@code perNode} on one node, with the allocator's gang planner
-   * and the policy's whole-GPU strategy and link matrices; with {@code nvlink}, each member's GPUs
-   * all NVLink-connected.
+   * Plans a gang of members of {@code gpusEach} whole GPUs each, group after group (members whose
+   * node selection differs, such as a Master and its Workers), each group over its own nodes and
+   * what the groups before it left, at most {@code perNode} members on one node, with the
+   * allocator's gang planner and the policy's whole-GPU strategy and link matrices; with {@code
+   * nvlink}, each member's GPUs all NVLink-connected. Places come back group by group.
    */
-  public GangOutcome planGang(List<String> nodes, int members, int gpusEach, int perNode, boolean nvlink) {
+  public GangOutcome planGang(List<GangGroup> groups, int gpusEach, int perNode, boolean nvlink) {
     var s = strategies();
-    var views = new ArrayList<NodeGpus>(nodes.size());
-    for (var name : nodes) {
-      ledger.view(name).ifPresent(v -> views.add(s.withLinks(v)));
+    var planner = new GangPlanner(s.whole(nvlink ? GpuAsk.nvlinked(gpusEach) : GpuAsk.whole(gpusEach)));
+    var working = new java.util.HashMap<String, NodeGpus>();
+    var places = new ArrayList<MemberPlace>();
+    var room = 0;
+    var fits = true;
+    for (var group : groups) {
+      var views = new ArrayList<NodeGpus>(group.nodes().size());
+      for (var name : group.nodes()) {
+        var taken = perNode == 1 && places.stream().anyMatch(p -> p.node().equals(name));
+        var view = working.containsKey(name) ? Optional.of(working.get(name)) : ledger.view(name).map(s::withLinks);
+        if (!taken) {
+          view.ifPresent(views::add);
+        }
+      }
+      var result = planner.plan(views, group.members(), gpusEach, perNode);
+      if (result instanceof GangPlanner.Result.NoRoom noRoom) {
+        room += noRoom.room();
+        fits = false;
+        continue;
+      }
+      for (var placement : ((GangPlanner.Result.Planned) result).placements()) {
+        var node = views.get(placement.node());
+        places.add(new MemberPlace(node.name(), java.util.Arrays.stream(placement.gpus()).boxed().toList()));
+        working.put(node.name(), taken(working.getOrDefault(node.name(), node), placement.gpus()));
+      }
+      room += group.members();
     }
-    var result = new GangPlanner(s.whole(nvlink ? GpuAsk.nvlinked(gpusEach) : GpuAsk.whole(gpusEach))).plan(views, members, gpusEach, perNode);
-    if (result instanceof GangPlanner.Result.NoRoom noRoom) {
-      return new GangOutcome.NoRoom(noRoom.room());
+    return fits ? new GangOutcome.Planned(places) : new GangOutcome.NoRoom(room);
+  }
+
+  /** The node with {@code gpus} wholly used (what the next group of a gang sees). */
+  private static NodeGpus taken(NodeGpus node, int[] gpus) {
+    var devices = new ArrayList<>(node.gpus());
+    for (var g : gpus) {
+      devices.set(g, devices.get(g).withUsed(devices.get(g).capacity()));
     }
-    var places = new ArrayList<MemberPlace>(members);
-    for (var placement : ((GangPlanner.Result.Planned) result).placements()) {
-      places.add(new MemberPlace(views.get(placement.node()).name(), java.util.Arrays.stream(placement.gpus()).boxed().toList()));
-    }
-    return new GangOutcome.Planned(places);
+    return new NodeGpus(node.name(), devices, node.links(), node.cpuCapacity(), node.cpuFree());
   }
 
   public FilterResult filter(GpuAsk ask, List<String> nodes) {

@@ -96,7 +96,7 @@ public final class PodBinder {
     var uid = pod.getMetadata().getUid();
     var gang =
         ask.kind() == GpuAsk.Kind.WHOLE
-            ? TopologyJob.of(pod, policies.get().topology()).filter(job -> !job.single())
+            ? TopologyJob.of(pod, policies.get().topology()).filter(TopologyJob::placedTogether)
             : Optional.<TopologyJob>empty();
     Optional<MemberPlan> plan = Optional.empty();
     GpuClaim claim;

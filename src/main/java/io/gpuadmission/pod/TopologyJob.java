@@ -52,9 +52,13 @@ public record TopologyJob(String label, String replicas, String displayName) {
     return false;
   }
 
-  /** A job of one replica: nothing to place together, its pod is placed like any other. */
-  public boolean single() {
-    return replicas.trim().equals("1");
+  /**
+   * Whether its pods are placed together as a gang: not for a job of one replica (nothing to wait
+   * for), nor for Arena's {@code "true"} count (the job's size is only in its workload object).
+   */
+  public boolean placedTogether() {
+    var count = replicas.trim();
+    return !count.equals("1") && !count.equalsIgnoreCase(ARENA_MARKER);
   }
 
   public boolean arenaStyle() {

@@ -150,7 +150,7 @@ public final class GangLatencyBench {
       decider = new PlacementDecider(ledger, () -> policy);
       var registry = new GangRegistry(() -> policy);
       nodes = client.nodes().inform();
-      var planning = new GangPlanning(decider, ledger, () -> nodes.getStore().list());
+      var planning = new GangPlanning(decider, ledger, () -> nodes.getStore().list(), registry);
       gate = new GangGate(registry, planning, () -> policy, Duration.ofSeconds(60));
       binder = new PodBinder(client, ledger, decider, leader, () -> policy, Clock.systemUTC(), Duration.ofSeconds(30));
       watcher = new LedgerWatcher(client, ledger, () -> policy).alsoTell(registry::current, registry::gone).start(new NodeSource() {

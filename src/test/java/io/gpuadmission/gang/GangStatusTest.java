@@ -53,14 +53,16 @@ class GangStatusTest {
     var pod = new PodBuilder(template()).editMetadata().withUid("uid-p").endMetadata()
         .editSpec().editFirstContainer().addNewPort().withContainerPort(23456).withName("pytorchjob-port").endPort().endContainer().endSpec().build();
     var withPort = GangMember.of(pod, PolicyParser.builtInDefault()).orElseThrow();
-    assertThat(withPort.hostPorts()).isTrue();
+    assertThat(withPort.hostPorts()).containsExactly(23456);
     var complete = new GangStatus.Complete(4, 2, List.of(), List.of(withPort, member(1, "4", 2), member(2, "4", 2), member(3, "4", 2)));
     assertThat(complete.perNode()).isEqualTo(1);
   }
 
   @Test
-  void aJobOfOneReplicaIsNoGang() {
+  void aJobOfOneReplicaOrOfArenasUncountedReplicasIsNoGang() {
     var single = new PodBuilder(template()).editMetadata().addToLabels("gpu-topology-replica", "1").endMetadata().build();
     assertThat(GangMember.of(single, PolicyParser.builtInDefault())).isEmpty();
+    var arena = new PodBuilder(template()).editMetadata().addToLabels("gpu-topology", "true").addToLabels("gpu-topology-replica", "true").endMetadata().build();
+    assertThat(GangMember.of(arena, PolicyParser.builtInDefault())).isEmpty();
   }
 }
