@@ -1,9 +1,6 @@
 package io.gpuadmission.gang;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.gpuadmission.gang.GangMetrics.State;
 import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuClaim;
@@ -43,7 +40,6 @@ public final class GangCoordinator implements AutoCloseable {
 
   private record Written(MemberPlan plan, Instant until) {}
 
-  private final KubernetesClient client;
   private final GangRegistry registry;
   private final GangPlanning planning;
   private final GpuLedger ledger;
@@ -57,8 +53,8 @@ public final class GangCoordinator implements AutoCloseable {
   private final Map<GangKey, Set<String>> avoid = new ConcurrentHashMap<>();
   /** Plans this replica wrote, by member UID, until the informer shows them on the members. */
   private final Map<String, Written> written = new ConcurrentHashMap<>();
-  private final Map<String, Instant> boundAt = new ConcurrentHashMap<>();
-  private final Set<String> measured = ConcurrentHashMap.newKeySet();
+  private final PlacementTimes times = new PlacementTimes();
+  private final PlanPatcher patcher;
   private final AtomicBoolean pending = new AtomicBoolean();
   private ScheduledExecutorService loop;
 
@@ -72,7 +68,7 @@ public final class GangCoordinator implements AutoCloseable {
       Timing timing,
       GangEvents events,
       GangMetrics metrics) {
-    this.client = client;
+    this.patcher = new PlanPatcher(client);
     this.registry = registry;
     this.planning = planning;
     this.ledger = ledger;
@@ -112,7 +108,7 @@ public final class GangCoordinator implements AutoCloseable {
 
   /** A Binding this replica created (see PodBinder#onBound): when the gang is all bound, its time is measured. */
   public void memberBound(String uid, Instant at) {
-    boundAt.put(uid, at);
+    times.bound(uid, at);
   }
 
   private void reconcileSafely() {
@@ -141,9 +137,8 @@ public final class GangCoordinator implements AutoCloseable {
     avoid.keySet().retainAll(seen);
     var alive = new HashSet<String>();
     seen.forEach(g -> registry.members(g).forEach(m -> alive.add(m.uid())));
-    boundAt.keySet().retainAll(alive);
     written.keySet().retainAll(alive);
-    measured.removeIf(key -> seen.stream().noneMatch(g -> key.startsWith(g + "@")));
+    times.retain(seen, alive);
     metrics.counts(counts);
   }
 
@@ -164,7 +159,7 @@ public final class GangCoordinator implements AutoCloseable {
     }
     var complete = (GangStatus.Complete) status;
     if (complete.unbound().isEmpty()) {
-      measure(gang, complete);
+      times.placed(gang, complete).ifPresent(metrics::placed);
       avoid.remove(gang);
       return Optional.empty();
     }
@@ -280,12 +275,12 @@ public final class GangCoordinator implements AutoCloseable {
     }
     for (int i = 0; i < members.size(); i++) {
       written.put(members.get(i).uid(), new Written(plans.get(i), now.plus(timing.unseenFor())));
-      var error = patch(members.get(i), plans.get(i).annotations(), true);
+      var error = patcher.write(members.get(i), plans.get(i));
       if (error.isPresent()) {
         LOG.warnf("%s: writing the plan on %s failed (%s); released and planned again", gang, members.get(i).pod(), error.get());
         for (int j = 0; j <= i; j++) {
           written.remove(members.get(j).uid());
-          patch(members.get(j), MemberPlan.released(), false);
+          patcher.release(members.get(j));
         }
         members.forEach(m -> ledger.unplan(m.uid()));
         return false;
@@ -309,7 +304,7 @@ public final class GangCoordinator implements AutoCloseable {
     for (var member : planned) {
       written.remove(member.uid());
       ledger.unplan(member.uid());
-      patch(member, MemberPlan.released(), false);
+      patcher.release(member);
       events.normal(member, "GangPlanReleased", message);
     }
     if (timedOut) {
@@ -326,34 +321,4 @@ public final class GangCoordinator implements AutoCloseable {
     }
   }
 
-  /** Once per gang, when this replica bound all of it: last member created → last bind. */
-  private void measure(GangKey gang, GangStatus.Complete complete) {
-    var lastCreated = complete.bound().stream().map(GangMember::created).max(Instant::compareTo).orElse(Instant.EPOCH);
-    if (!measured.add(gang + "@" + lastCreated)) {
-      return;
-    }
-    var binds = complete.bound().stream().map(m -> boundAt.get(m.uid())).toList();
-    if (binds.stream().allMatch(java.util.Objects::nonNull) && !lastCreated.equals(Instant.EPOCH)) {
-      var lastBound = binds.stream().max(Instant::compareTo).orElseThrow();
-      metrics.placed(Duration.between(lastCreated, lastBound));
-    }
-  }
-
-  /**
-   * A JSON merge patch of the member's annotations; the UID in it makes the API server refuse it
-   * for a pod recreated under the same name. Empty on success (or, when releasing, a pod gone).
-   */
-  private Optional<String> patch(GangMember member, Map<String, ?> annotations, boolean mustExist) {
-    var body = Map.of("metadata", Map.of("uid", member.uid(), "annotations", annotations));
-    try {
-      client.pods().inNamespace(member.namespace()).withName(member.name())
-          .patch(PatchContext.of(PatchType.JSON_MERGE), client.getKubernetesSerialization().asJson(body));
-      return Optional.empty();
-    } catch (KubernetesClientException e) {
-      if (!mustExist && e.getCode() == 404) {
-        return Optional.empty();
-      }
-      return Optional.of(e.getStatus() != null && e.getStatus().getMessage() != null ? e.getStatus().getMessage() : String.valueOf(e.getMessage()));
-    }
-  }
 }

@@ -64,6 +64,7 @@ public final class GangLatencyBench {
     System.out.printf("%-46s %8s %8s %8s%n", "created -> bound (gang: last member -> all)", "p50 ms", "p90 ms", "max ms");
     print("gang of " + members + " x " + gpus + " GPUs", gang);
     print("baseline: single pods of " + gpus + " GPUs (no gang)", single);
+    System.exit(0); // the mock server's and informers' threads would keep the JVM up
   }
 
   private static void print(String what, List<Long> millis) {
