@@ -5,6 +5,7 @@ import io.gpuadmission.admission.AdmissionMetrics.Outcome;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.mutation.MutationContext;
 import io.gpuadmission.mutation.PodMutator;
+import io.gpuadmission.pod.NullListEntry;
 import io.gpuadmission.policy.FailureModePolicy.FailureMode;
 import io.gpuadmission.policy.PolicyStore;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -39,6 +40,11 @@ public class MutationService {
     if (!review.isCoreKind("Pod") || !"CREATE".equals(review.operation()) || !review.hasObject()) {
       metrics.record(ENDPOINT, Outcome.ALLOWED, start);
       return Responses.allow(review.uid(), List.of());
+    }
+    var nullEntry = NullListEntry.find(review.object(), "");
+    if (nullEntry.isPresent()) {
+      metrics.record(ENDPOINT, Outcome.MALFORMED, start);
+      return Responses.deny(review.uid(), "BadRequest", "Pod \"" + review.objectName() + "\": " + NullListEntry.problem(nullEntry.get()), List.of());
     }
     var policy = policies.current();
     try {

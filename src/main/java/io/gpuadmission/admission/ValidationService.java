@@ -7,6 +7,7 @@ import io.gpuadmission.cluster.InformerClusterView;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.cluster.PodInventory;
 import io.gpuadmission.cluster.WebhookNamespace;
+import io.gpuadmission.pod.NullListEntry;
 import io.gpuadmission.policy.FailureModePolicy.FailureMode;
 import io.gpuadmission.policy.InvalidPolicyException;
 import io.gpuadmission.policy.PolicyConfig;
@@ -84,6 +85,10 @@ public class ValidationService {
           // trees, before the pod is typed: most pod UPDATEs are status and annotation writes.
           return allow(review, List.of(), start);
         }
+        var nullEntry = NullListEntry.find(review.object(), "");
+        if (nullEntry.isPresent()) {
+          return malformed(review, nullEntry.get(), start);
+        }
         var pod = review.pod();
         var labels = pod.getMetadata().getLabels();
         if (labels != null && "true".equals(labels.get(policy.optOutLabel()))) {
@@ -96,6 +101,12 @@ public class ValidationService {
           // Controllers update a workload's metadata (revision annotations, finalizers), also of
           // workloads admitted before this webhook or before a policy change: only spec changes are judged.
           return allow(review, List.of(), start);
+        }
+        for (var template : kind.get().templates(review.object())) {
+          var nullEntry = NullListEntry.find(template.template(), template.path());
+          if (nullEntry.isPresent()) {
+            return malformed(review, nullEntry.get(), start);
+          }
         }
         result =
             workloads.validate(kind.get(), review.object(), review.oldObject(), review.namespace(), policy, cluster, nodes.models());
@@ -163,6 +174,12 @@ public class ValidationService {
       return Responses.deny(
           review.uid(), "Invalid", "ConfigMap \"" + review.objectName() + "\": " + policyConfig.key() + " is not a valid policy: " + e.getMessage(), List.of());
     }
+  }
+
+  /** A null list entry, which the rules cannot read: refused with where it is. */
+  private AdmissionResponse malformed(DecodedReview review, String where, long start) {
+    metrics.record(ENDPOINT, Outcome.MALFORMED, start);
+    return Responses.deny(review.uid(), "BadRequest", subject(review) + NullListEntry.problem(where), List.of());
   }
 
   private AdmissionResponse allow(DecodedReview review, List<String> warnings, long start) {

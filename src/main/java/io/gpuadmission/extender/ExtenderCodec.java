@@ -2,10 +2,14 @@ package io.gpuadmission.extender;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import java.io.IOException;
+import io.gpuadmission.pod.NullListEntry;
+import io.gpuadmission.policy.KubernetesNames;
 import java.util.List;
+import java.util.Locale;
 
 /** Reads extender requests, refusing what kube-scheduler could not have sent with a reason. */
 final class ExtenderCodec {
@@ -22,7 +26,18 @@ final class ExtenderCodec {
   }
 
   static ExtenderWire.Args args(byte[] body) {
-    var args = read(body, ExtenderWire.Args.class, "ExtenderArgs");
+    var tree = read(body, JsonNode.class, "ExtenderArgs");
+    if (!tree.isObject()) {
+      throw new MalformedRequest("expected a JSON ExtenderArgs object, got " + tree.getNodeType().toString().toLowerCase(Locale.ROOT));
+    }
+    for (var field : tree.properties()) {
+      if (field.getKey().equalsIgnoreCase("Pod")) {
+        NullListEntry.find(field.getValue(), "Pod").ifPresent(where -> {
+          throw new MalformedRequest(NullListEntry.problem(where));
+        });
+      }
+    }
+    var args = convert(tree, ExtenderWire.Args.class, "ExtenderArgs");
     if (args.pod() == null || args.pod().getMetadata() == null) {
       throw new MalformedRequest("ExtenderArgs without a Pod (expected {\"Pod\": {...}, \"NodeNames\": [...]})");
     }
@@ -50,6 +65,16 @@ final class ExtenderCodec {
     if (blank(args.podName()) || blank(args.podNamespace()) || blank(args.node())) {
       throw new MalformedRequest("ExtenderBindingArgs needs PodName, PodNamespace and Node");
     }
+    // Names kube-scheduler takes from objects the API server validated: anything else is no pod.
+    if (!KubernetesNames.isNamespace(args.podNamespace())) {
+      throw new MalformedRequest("PodNamespace " + quoted(args.podNamespace()) + " is not a namespace name (a DNS label)");
+    }
+    if (!KubernetesNames.isSubdomain(args.podName())) {
+      throw new MalformedRequest("PodName " + quoted(args.podName()) + " is not a pod name (a DNS subdomain)");
+    }
+    if (!KubernetesNames.isSubdomain(args.node())) {
+      throw new MalformedRequest("Node " + quoted(args.node()) + " is not a node name (a DNS subdomain)");
+    }
     return args;
   }
 
@@ -72,8 +97,20 @@ final class ExtenderCodec {
       }
       return value;
     } catch (IOException | IllegalArgumentException e) {
-      throw new MalformedRequest("not a JSON " + what + ": " + e.getMessage().lines().findFirst().orElse(""));
+      throw new MalformedRequest("not a JSON " + what + ": " + String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
     }
+  }
+
+  private static <T> T convert(JsonNode tree, Class<T> type, String what) {
+    try {
+      return MAPPER.treeToValue(tree, type);
+    } catch (IOException | IllegalArgumentException e) {
+      throw new MalformedRequest("not a JSON " + what + ": " + String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
+    }
+  }
+
+  private static String quoted(String name) {
+    return "\"" + (name.length() <= 80 ? name : name.substring(0, 77) + "...") + "\"";
   }
 
   private static boolean blank(String s) {
