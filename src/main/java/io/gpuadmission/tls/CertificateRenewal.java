@@ -47,7 +47,7 @@ final class CertificateRenewal {
       return Optional.of(fresh(current, now));
     }
     var nextCa = current.nextCa();
-    if (nextCa.isPresent() && (!now.isBefore(nextCa.get().getNotBefore().toInstant().plus(caOverlap)) || endsWithin(current.signingCa(), now, LAST_DAY))) {
+    if (nextCa.isPresent() && !now.isBefore(caSwitch(current).orElseThrow())) {
       var signing = new CertificateBundle(List.of(nextCa.get()), current.nextCaKey(), nextCa.get(), current.nextCaKey());
       var trusted = new ArrayList<X509Certificate>(List.of(nextCa.get()));
       current.casValidAt(now).stream().filter(ca -> !ca.equals(nextCa.get())).forEach(trusted::add);
@@ -58,6 +58,15 @@ final class CertificateRenewal {
       return Optional.of(servingDue(current, now) ? reissued(introduced, now) : introduced);
     }
     return servingDue(current, now) ? Optional.of(reissued(current, now)) : Optional.empty();
+  }
+
+  /** When the next CA of {@code bundle} signs (or signed) the serving certificate; empty without one. */
+  Optional<Instant> caSwitch(CertificateBundle bundle) {
+    return bundle.nextCa().map(next -> {
+      var afterOverlap = next.getNotBefore().toInstant().plus(caOverlap);
+      var lastDay = bundle.signingCa().getNotAfter().toInstant().minus(LAST_DAY);
+      return afterOverlap.isBefore(lastDay) ? afterOverlap : lastDay;
+    });
   }
 
   /** Renewal is due when a third of the certificate's life is left, or it no longer fits. */

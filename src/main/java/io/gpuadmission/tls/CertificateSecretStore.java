@@ -9,12 +9,8 @@ import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import java.net.HttpURLConnection;
 import java.security.GeneralSecurityException;
-import java.security.cert.CertificateParsingException;
-import java.security.cert.X509Certificate;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import org.jboss.logging.Logger;
@@ -49,7 +45,6 @@ public final class CertificateSecretStore {
   private final String secretName;
   private final List<String> dnsNames;
   private final CertificateRenewal renewal;
-  private final Duration caOverlap;
   private final Clock clock;
 
   public CertificateSecretStore(
@@ -67,13 +62,17 @@ public final class CertificateSecretStore {
             // A kube-scheduler on the host network reaches the extender on a NodePort at 127.0.0.1.
             "127.0.0.1");
     this.renewal = new CertificateRenewal(dnsNames, config.servingValidity(), config.caValidity(), config.caOverlap());
-    this.caOverlap = config.caOverlap();
     this.clock = clock;
   }
 
   /** Names the serving certificate must carry: the Service's, short and long, and 127.0.0.1. */
   public List<String> dnsNames() {
     return dnsNames;
+  }
+
+  /** When the next CA in {@code bundle} signs the serving certificate; empty outside a CA change. */
+  public Optional<Instant> caSwitch(CertificateBundle bundle) {
+    return renewal.caSwitch(bundle);
   }
 
   /** Reads the Secret, creating or renewing it when needed, and returns what to serve. */
@@ -124,7 +123,7 @@ public final class CertificateSecretStore {
       LOG.warnf(
           "a new CA joined the trusted CAs of Secret %s/%s (ca.crt, webhook caBundles); it signs the serving certificate from %s."
               + " Restart the second scheduler before then (kubectl -n %s rollout restart deployment gpu-scheduler): it reads its caFile only at start",
-          namespace, secretName, introduced.get().getNotBefore().toInstant().plus(caOverlap), namespace);
+          namespace, secretName, caSwitch(after).orElseThrow(), namespace);
     } else if (before != null && !after.signingCa().equals(before.signingCa())) {
       LOG.infof("the serving certificate of Secret %s/%s is now signed by the CA that joined the trusted CAs on %s",
           namespace, secretName, after.signingCa().getNotBefore().toInstant());

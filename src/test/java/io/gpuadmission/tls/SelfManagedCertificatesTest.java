@@ -193,6 +193,7 @@ class SelfManagedCertificatesTest {
     assertThat(introduced.bundle().certificate()).isEqualTo(servingBefore.certificate());
     assertThat(storedData()).containsKeys("ca.crt", "ca.key", "ca-next.key", "tls.crt", "tls.key");
     var caBundleOfStep1 = introduced.bundle().caCertificates();
+    assertThat(store(day(1371)).caSwitch(introduced.bundle())).contains(caB.getNotBefore().toInstant().plus(Duration.ofDays(90)));
 
     // Within the overlap a serving renewal still comes from the current CA, the next one waits.
     var renewedInOverlap = store(day(1450)).sync();
@@ -208,6 +209,7 @@ class SelfManagedCertificatesTest {
     assertThat(switched.bundle().signingCa()).isEqualTo(caB);
     assertThat(switched.bundle().caCertificates()).containsExactly(caB, caA);
     assertThat(switched.bundle().nextCa()).isEmpty();
+    assertThat(store(day(1461)).caSwitch(switched.bundle())).isEmpty();
     assertThat(storedData()).doesNotContainKey("ca-next.key");
     assertThat(store(day(1462)).sync().action()).isEqualTo(Action.UNCHANGED);
 
@@ -227,6 +229,7 @@ class SelfManagedCertificatesTest {
     var introduced = store(day(1800)).sync();
     var caB = introduced.bundle().nextCa().orElseThrow();
 
+    assertThat(store(day(1800)).caSwitch(introduced.bundle())).contains(T0.plus(Duration.ofDays(1824)));
     assertThat(store(day(1820)).sync().action()).isEqualTo(Action.UNCHANGED);
     var switched = store(T0.plus(Duration.ofDays(1825)).minus(Duration.ofHours(23))).sync();
 
