@@ -5,7 +5,6 @@ import io.gpuadmission.admission.AdmissionMetrics.Outcome;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.mutation.MutationContext;
 import io.gpuadmission.mutation.PodMutator;
-import io.gpuadmission.pod.NullListEntry;
 import io.gpuadmission.policy.FailureModePolicy.FailureMode;
 import io.gpuadmission.policy.PolicyStore;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -41,10 +40,10 @@ public class MutationService {
       metrics.record(ENDPOINT, Outcome.ALLOWED, start);
       return Responses.allow(review.uid(), List.of());
     }
-    var nullEntry = NullListEntry.find(review.object(), "");
-    if (nullEntry.isPresent()) {
+    var malformed = MalformedPod.pod(review.object());
+    if (malformed.isPresent()) {
       metrics.record(ENDPOINT, Outcome.MALFORMED, start);
-      return Responses.deny(review.uid(), "BadRequest", "Pod \"" + review.objectName() + "\": " + NullListEntry.problem(nullEntry.get()), List.of());
+      return Responses.deny(review.uid(), "BadRequest", "Pod \"" + review.objectName() + "\": " + malformed.get(), List.of());
     }
     var policy = policies.current();
     try {

@@ -7,7 +7,6 @@ import io.gpuadmission.cluster.InformerClusterView;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.cluster.PodInventory;
 import io.gpuadmission.cluster.WebhookNamespace;
-import io.gpuadmission.pod.NullListEntry;
 import io.gpuadmission.policy.FailureModePolicy.FailureMode;
 import io.gpuadmission.policy.InvalidPolicyException;
 import io.gpuadmission.policy.PolicyConfig;
@@ -85,9 +84,9 @@ public class ValidationService {
           // trees, before the pod is typed: most pod UPDATEs are status and annotation writes.
           return allow(review, List.of(), start);
         }
-        var nullEntry = NullListEntry.find(review.object(), "");
-        if (nullEntry.isPresent()) {
-          return malformed(review, nullEntry.get(), start);
+        var malformed = MalformedPod.pod(review.object());
+        if (malformed.isPresent()) {
+          return malformed(review, malformed.get(), start);
         }
         var pod = review.pod();
         var labels = pod.getMetadata().getLabels();
@@ -103,9 +102,9 @@ public class ValidationService {
           return allow(review, List.of(), start);
         }
         for (var template : kind.get().templates(review.object())) {
-          var nullEntry = NullListEntry.find(template.template(), template.path());
-          if (nullEntry.isPresent()) {
-            return malformed(review, nullEntry.get(), start);
+          var malformed = MalformedPod.template(template.template(), template.path());
+          if (malformed.isPresent()) {
+            return malformed(review, malformed.get(), start);
           }
         }
         result =
@@ -176,10 +175,10 @@ public class ValidationService {
     }
   }
 
-  /** A null list entry, which the rules cannot read: refused with where it is. */
-  private AdmissionResponse malformed(DecodedReview review, String where, long start) {
+  /** A pod or template the rules cannot read (see {@link MalformedPod}): refused saying why. */
+  private AdmissionResponse malformed(DecodedReview review, String problem, long start) {
     metrics.record(ENDPOINT, Outcome.MALFORMED, start);
-    return Responses.deny(review.uid(), "BadRequest", subject(review) + NullListEntry.problem(where), List.of());
+    return Responses.deny(review.uid(), "BadRequest", subject(review) + problem, List.of());
   }
 
   private AdmissionResponse allow(DecodedReview review, List<String> warnings, long start) {

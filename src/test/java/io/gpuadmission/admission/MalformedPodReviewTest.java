@@ -18,12 +18,13 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * A null entry in a list of the object ({@code containers: [null]}, {@code tolerations: [null]},
- * {@code env: [.., null]}) is refused by both endpoints with where it is, before any rule reads it,
- * for GPU and CPU pods alike; never answered by the failure mode as something that could not be judged.
+ * A pod the rules cannot read (a null entry in one of its lists: {@code containers: [null]}, {@code
+ * tolerations: [null]}, {@code env: [.., null]}; no metadata or spec) is refused by both endpoints
+ * saying where, before any rule reads it, for GPU and CPU pods alike; never answered by the failure
+ * mode as something that could not be judged.
  */
 @QuarkusTest
-class NullListEntryReviewTest {
+class MalformedPodReviewTest {
   private static final String PROBLEM = " is null: an entry of a list cannot be empty (remove it, or give it its fields)";
 
   @TestHTTPResource(value = "/", tls = true)
@@ -48,6 +49,37 @@ class NullListEntryReviewTest {
     assertThat(response.path("allowed").asBoolean()).isFalse();
     assertThat(response.path("status").path("reason").asText()).isEqualTo("BadRequest");
     assertThat(response.path("status").path("message").asText()).isEqualTo("Pod \"pytorch-dist-nccl-worker-0\": " + where + PROBLEM);
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @CsvSource({
+    "mutate, metadata",
+    "validate, metadata",
+    "mutate, spec",
+    "validate, spec",
+  })
+  void refusesAPodWithoutMetadataOrSpec(String endpoint, String field) throws IOException {
+    var review = Fixtures.jsonTree(Fixtures.path("reviews/pod-topology-worker.json")).deepCopy();
+    ((ObjectNode) review.path("request").path("object")).put(field, "none");
+
+    var response = post(endpoint, review);
+
+    assertThat(response.path("allowed").asBoolean()).isFalse();
+    assertThat(response.path("status").path("reason").asText()).isEqualTo("BadRequest");
+    assertThat(response.path("status").path("message").asText())
+        .isEqualTo("Pod \"pytorch-dist-nccl-worker-0\": " + field + " is missing or not an object: a pod cannot be judged without it");
+  }
+
+  @Test
+  void refusesAWorkloadWhosePodTemplateHasNoSpec() throws IOException {
+    var review = Fixtures.jsonTree(Fixtures.path("reviews/deployment-tf-notebook.json")).deepCopy();
+    ((ObjectNode) review.at("/request/object/spec/template")).remove("spec");
+
+    var response = post("validate", review);
+
+    assertThat(response.path("allowed").asBoolean()).isFalse();
+    assertThat(response.path("status").path("message").asText())
+        .isEqualTo("Deployment \"tf-notebook\": spec.template.spec is missing or not an object: a pod cannot be judged without it");
   }
 
   @Test
