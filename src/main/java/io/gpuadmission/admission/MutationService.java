@@ -40,7 +40,7 @@ public class MutationService {
       metrics.record(ENDPOINT, Outcome.ALLOWED, start);
       return Responses.allow(review.uid(), List.of());
     }
-    var malformed = MalformedPod.pod(review.object());
+    var malformed = MalformedPod.pod(review.rawObject());
     if (malformed.isPresent()) {
       metrics.record(ENDPOINT, Outcome.MALFORMED, start);
       return Responses.deny(review.uid(), "BadRequest", "Pod \"" + review.objectName() + "\": " + malformed.get(), List.of());

@@ -84,7 +84,7 @@ public class ValidationService {
           // trees, before the pod is typed: most pod UPDATEs are status and annotation writes.
           return allow(review, List.of(), start);
         }
-        var malformed = MalformedPod.pod(review.object());
+        var malformed = MalformedPod.pod(review.rawObject());
         if (malformed.isPresent()) {
           return malformed(review, malformed.get(), start);
         }

@@ -2,14 +2,12 @@ package io.gpuadmission.extender;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import java.io.IOException;
 import io.gpuadmission.pod.NullListEntry;
 import io.gpuadmission.policy.KubernetesNames;
+import java.io.IOException;
 import java.util.List;
-import java.util.Locale;
 
 /** Reads extender requests, refusing what kube-scheduler could not have sent with a reason. */
 final class ExtenderCodec {
@@ -26,18 +24,8 @@ final class ExtenderCodec {
   }
 
   static ExtenderWire.Args args(byte[] body) {
-    var tree = read(body, JsonNode.class, "ExtenderArgs");
-    if (!tree.isObject()) {
-      throw new MalformedRequest("expected a JSON ExtenderArgs object, got " + tree.getNodeType().toString().toLowerCase(Locale.ROOT));
-    }
-    for (var field : tree.properties()) {
-      if (field.getKey().equalsIgnoreCase("Pod")) {
-        NullListEntry.find(field.getValue(), "Pod").ifPresent(where -> {
-          throw new MalformedRequest(NullListEntry.problem(where));
-        });
-      }
-    }
-    var args = convert(tree, ExtenderWire.Args.class, "ExtenderArgs");
+    rejectNullListEntryInPod(body);
+    var args = read(body, ExtenderWire.Args.class, "ExtenderArgs");
     if (args.pod() == null || args.pod().getMetadata() == null) {
       throw new MalformedRequest("ExtenderArgs without a Pod (expected {\"Pod\": {...}, \"NodeNames\": [...]})");
     }
@@ -101,11 +89,17 @@ final class ExtenderCodec {
     }
   }
 
-  private static <T> T convert(JsonNode tree, Class<T> type, String what) {
-    try {
-      return MAPPER.treeToValue(tree, type);
-    } catch (IOException | IllegalArgumentException e) {
-      throw new MalformedRequest("not a JSON " + what + ": " + String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
+  /** A Pod kube-scheduler could not have sent, which the placement code would trip over. */
+  private static void rejectNullListEntryInPod(byte[] body) {
+    if (body == null || body.length == 0) {
+      return;
+    }
+    try (var parser = MAPPER.createParser(body)) {
+      NullListEntry.find(parser, "", "Pod").ifPresent(where -> {
+        throw new MalformedRequest(NullListEntry.problem(where));
+      });
+    } catch (IOException notJson) {
+      // read() says what is wrong with it.
     }
   }
 
