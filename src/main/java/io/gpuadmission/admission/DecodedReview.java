@@ -33,6 +33,11 @@ public final class DecodedReview {
     return object == null ? null : object.tree();
   }
 
+  /** The object as read off the wire (tokens), or null when the review has none. */
+  ReviewObject rawObject() {
+    return object;
+  }
+
   /** The old object (UPDATE, DELETE) as a JSON tree, or null when the review has none. */
   public JsonNode oldObject() {
     return oldObject == null ? null : oldObject.tree();

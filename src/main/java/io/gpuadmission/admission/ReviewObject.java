@@ -39,6 +39,11 @@ public final class ReviewObject {
     return tree;
   }
 
+  /** A parser over the tokens, for a streaming look that builds neither a tree nor a type. */
+  JsonParser parser() {
+    return tokens.asParser(mapper);
+  }
+
   /**
    * A new {@code type} on each call, so the caller may edit it. A value that does not map throws
    * IllegalArgumentException, as {@link ObjectMapper#convertValue} does.

@@ -84,6 +84,10 @@ public class ValidationService {
           // trees, before the pod is typed: most pod UPDATEs are status and annotation writes.
           return allow(review, List.of(), start);
         }
+        var malformed = MalformedPod.pod(review.rawObject());
+        if (malformed.isPresent()) {
+          return malformed(review, malformed.get(), start);
+        }
         var pod = review.pod();
         var labels = pod.getMetadata().getLabels();
         if (labels != null && "true".equals(labels.get(policy.optOutLabel()))) {
@@ -96,6 +100,12 @@ public class ValidationService {
           // Controllers update a workload's metadata (revision annotations, finalizers), also of
           // workloads admitted before this webhook or before a policy change: only spec changes are judged.
           return allow(review, List.of(), start);
+        }
+        for (var template : kind.get().templates(review.object())) {
+          var malformed = MalformedPod.template(template.template(), template.path());
+          if (malformed.isPresent()) {
+            return malformed(review, malformed.get(), start);
+          }
         }
         result =
             workloads.validate(kind.get(), review.object(), review.oldObject(), review.namespace(), policy, cluster, nodes.models());
@@ -163,6 +173,12 @@ public class ValidationService {
       return Responses.deny(
           review.uid(), "Invalid", "ConfigMap \"" + review.objectName() + "\": " + policyConfig.key() + " is not a valid policy: " + e.getMessage(), List.of());
     }
+  }
+
+  /** A pod or template the rules cannot read (see {@link MalformedPod}): refused saying why. */
+  private AdmissionResponse malformed(DecodedReview review, String problem, long start) {
+    metrics.record(ENDPOINT, Outcome.MALFORMED, start);
+    return Responses.deny(review.uid(), "BadRequest", subject(review) + problem, List.of());
   }
 
   private AdmissionResponse allow(DecodedReview review, List<String> warnings, long start) {

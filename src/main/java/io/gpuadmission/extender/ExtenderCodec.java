@@ -4,6 +4,8 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.gpuadmission.pod.NullListEntry;
+import io.gpuadmission.policy.KubernetesNames;
 import java.io.IOException;
 import java.util.List;
 
@@ -22,6 +24,7 @@ final class ExtenderCodec {
   }
 
   static ExtenderWire.Args args(byte[] body) {
+    rejectNullListEntryInPod(body);
     var args = read(body, ExtenderWire.Args.class, "ExtenderArgs");
     if (args.pod() == null || args.pod().getMetadata() == null) {
       throw new MalformedRequest("ExtenderArgs without a Pod (expected {\"Pod\": {...}, \"NodeNames\": [...]})");
@@ -50,6 +53,16 @@ final class ExtenderCodec {
     if (blank(args.podName()) || blank(args.podNamespace()) || blank(args.node())) {
       throw new MalformedRequest("ExtenderBindingArgs needs PodName, PodNamespace and Node");
     }
+    // Names kube-scheduler takes from objects the API server validated: anything else is no pod.
+    if (!KubernetesNames.isNamespace(args.podNamespace())) {
+      throw new MalformedRequest("PodNamespace " + quoted(args.podNamespace()) + " is not a namespace name (a DNS label)");
+    }
+    if (!KubernetesNames.isSubdomain(args.podName())) {
+      throw new MalformedRequest("PodName " + quoted(args.podName()) + " is not a pod name (a DNS subdomain)");
+    }
+    if (!KubernetesNames.isSubdomain(args.node())) {
+      throw new MalformedRequest("Node " + quoted(args.node()) + " is not a node name (a DNS subdomain)");
+    }
     return args;
   }
 
@@ -72,8 +85,26 @@ final class ExtenderCodec {
       }
       return value;
     } catch (IOException | IllegalArgumentException e) {
-      throw new MalformedRequest("not a JSON " + what + ": " + e.getMessage().lines().findFirst().orElse(""));
+      throw new MalformedRequest("not a JSON " + what + ": " + String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
     }
+  }
+
+  /** A Pod kube-scheduler could not have sent, which the placement code would trip over. */
+  private static void rejectNullListEntryInPod(byte[] body) {
+    if (body == null || body.length == 0) {
+      return;
+    }
+    try (var parser = MAPPER.createParser(body)) {
+      NullListEntry.find(parser, "", "Pod").ifPresent(where -> {
+        throw new MalformedRequest(NullListEntry.problem(where));
+      });
+    } catch (IOException notJson) {
+      // read() says what is wrong with it.
+    }
+  }
+
+  private static String quoted(String name) {
+    return "\"" + (name.length() <= 80 ? name : name.substring(0, 77) + "...") + "\"";
   }
 
   private static boolean blank(String s) {

@@ -72,7 +72,8 @@ public record TopologyJob(String label, String replicas, String displayName) {
     var owners = pod.getMetadata().getOwnerReferences();
     if (owners != null) {
       for (var owner : owners) {
-        if (Boolean.TRUE.equals(owner.getController())) {
+        // A controller reference without a name cannot tell jobs apart: the pod's own name does.
+        if (Boolean.TRUE.equals(owner.getController()) && owner.getName() != null && !owner.getName().isEmpty()) {
           return owner.getName();
         }
       }

@@ -47,7 +47,19 @@ public interface CertificateConfig {
   @WithDefault("365d")
   Duration servingValidity();
 
-  /** Lifetime of the CA; a new CA is made when less than one serving lifetime is left. */
+  /**
+   * Lifetime of the CA. The next CA joins the trusted CAs (ca.crt and every caBundle) when less than
+   * one serving lifetime plus {@link #caOverlap()} is left, and signs serving certificates only once
+   * it has been trusted for the overlap.
+   */
   @WithDefault("1825d")
   Duration caValidity();
+
+  /**
+   * How long a new CA is trusted before it signs: time for every replica and the API server to pick
+   * up the new caBundle, and for the second scheduler (which reads its caFile only at start) to be
+   * restarted once.
+   */
+  @WithDefault("90d")
+  Duration caOverlap();
 }

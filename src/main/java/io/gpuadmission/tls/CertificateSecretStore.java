@@ -9,13 +9,10 @@ import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
 import java.net.HttpURLConnection;
 import java.security.GeneralSecurityException;
-import java.security.cert.CertificateParsingException;
-import java.security.cert.X509Certificate;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.jboss.logging.Logger;
 
 /**
@@ -47,8 +44,7 @@ public final class CertificateSecretStore {
   private final String namespace;
   private final String secretName;
   private final List<String> dnsNames;
-  private final Duration servingValidity;
-  private final Duration caValidity;
+  private final CertificateRenewal renewal;
   private final Clock clock;
 
   public CertificateSecretStore(
@@ -65,8 +61,7 @@ public final class CertificateSecretStore {
             service + "." + namespace + ".svc.cluster.local",
             // A kube-scheduler on the host network reaches the extender on a NodePort at 127.0.0.1.
             "127.0.0.1");
-    this.servingValidity = config.servingValidity();
-    this.caValidity = config.caValidity();
+    this.renewal = new CertificateRenewal(dnsNames, config.servingValidity(), config.caValidity(), config.caOverlap());
     this.clock = clock;
   }
 
@@ -75,13 +70,18 @@ public final class CertificateSecretStore {
     return dnsNames;
   }
 
+  /** When the next CA in {@code bundle} signs the serving certificate; empty outside a CA change. */
+  public Optional<Instant> caSwitch(CertificateBundle bundle) {
+    return renewal.caSwitch(bundle);
+  }
+
   /** Reads the Secret, creating or renewing it when needed, and returns what to serve. */
   public Outcome sync() throws GeneralSecurityException {
     var existing = secrets().withName(secretName).get();
     // Read after the Secret: the decision is about the Secret as read, at this moment.
     var now = clock.instant();
     if (existing == null) {
-      var created = issue(null, now);
+      var created = renewal.fresh(null, now);
       try {
         secrets().resource(secret(created, null)).create();
         return new Outcome(created, Action.CREATED);
@@ -90,13 +90,14 @@ public final class CertificateSecretStore {
       }
     }
     var current = read(existing);
-    if (current != null && !due(current, now)) {
+    var next = current == null ? Optional.of(renewal.fresh(null, now)) : renewal.next(current, now);
+    if (next.isEmpty()) {
       return new Outcome(current, Action.UNCHANGED);
     }
-    var renewed = issue(current, now);
     try {
-      secrets().resource(secret(renewed, existing.getMetadata().getResourceVersion())).update();
-      return new Outcome(renewed, Action.RENEWED);
+      secrets().resource(secret(next.get(), existing.getMetadata().getResourceVersion())).update();
+      reportCaChange(current, next.get());
+      return new Outcome(next.get(), Action.RENEWED);
     } catch (KubernetesClientException e) {
       return adoptOrThrow(e);
     }
@@ -116,36 +117,17 @@ public final class CertificateSecretStore {
     return new Outcome(bundle, Action.ADOPTED);
   }
 
-  /** Renewal is due when a third of the certificate's life is left, or it no longer fits. */
-  boolean due(CertificateBundle bundle, Instant now) {
-    var certificate = bundle.certificate();
-    var left = Duration.between(now, certificate.getNotAfter().toInstant());
-    return left.compareTo(servingValidity.dividedBy(3)) < 0
-        || caTooShort(bundle, now)
-        || !signedBy(certificate, bundle.signingCa())
-        || !names(certificate).containsAll(dnsNames);
-  }
-
-  /** The CA cannot sign a full serving lifetime, or its key is not its own. */
-  private boolean caTooShort(CertificateBundle bundle, Instant now) {
-    return bundle.signingCa().getNotAfter().toInstant().isBefore(now.plus(servingValidity))
-        || !ServedCertificate.matches(bundle.caKey(), bundle.signingCa());
-  }
-
-  /**
-   * A new serving certificate; a new CA too when there is none or the current one ends too soon.
-   */
-  private CertificateBundle issue(CertificateBundle current, Instant now)
-      throws GeneralSecurityException {
-    CertificateBundle ca = current;
-    var trusted = current == null ? List.<X509Certificate>of() : current.casValidAt(now);
-    if (current == null || caTooShort(current, now)) {
-      ca = CertificateIssuer.newCa("gpu-admission-ca", now, caValidity);
-      var withNew = new ArrayList<X509Certificate>(List.of(ca.signingCa()));
-      withNew.addAll(trusted);
-      trusted = withNew;
+  private void reportCaChange(CertificateBundle before, CertificateBundle after) {
+    var introduced = after.nextCa();
+    if (introduced.isPresent() && (before == null || before.nextCa().isEmpty())) {
+      LOG.warnf(
+          "a new CA joined the trusted CAs of Secret %s/%s (ca.crt, webhook caBundles); it signs the serving certificate from %s."
+              + " Restart the second scheduler before then (kubectl -n %s rollout restart deployment gpu-scheduler): it reads its caFile only at start",
+          namespace, secretName, caSwitch(after).orElseThrow(), namespace);
+    } else if (before != null && !after.signingCa().equals(before.signingCa())) {
+      LOG.infof("the serving certificate of Secret %s/%s is now signed by the CA that joined the trusted CAs on %s",
+          namespace, secretName, after.signingCa().getNotBefore().toInstant());
     }
-    return CertificateIssuer.serving(ca, trusted, dnsNames, now, servingValidity);
   }
 
   private CertificateBundle read(Secret secret) {
@@ -175,23 +157,5 @@ public final class CertificateSecretStore {
 
   private NonNamespaceOperation<Secret, SecretList, Resource<Secret>> secrets() {
     return client.secrets().inNamespace(namespace);
-  }
-
-  private static boolean signedBy(X509Certificate certificate, X509Certificate ca) {
-    try {
-      certificate.verify(ca.getPublicKey());
-      return true;
-    } catch (GeneralSecurityException e) {
-      return false;
-    }
-  }
-
-  private static List<String> names(X509Certificate certificate) {
-    try {
-      var names = certificate.getSubjectAlternativeNames();
-      return names == null ? List.of() : names.stream().map(n -> String.valueOf(n.get(1))).toList();
-    } catch (CertificateParsingException e) {
-      return List.of();
-    }
   }
 }

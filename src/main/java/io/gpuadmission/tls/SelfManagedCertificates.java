@@ -2,7 +2,9 @@ package io.gpuadmission.tls;
 
 import io.gpuadmission.cluster.ClusterConnection;
 import io.gpuadmission.cluster.WebhookNamespace;
+import io.gpuadmission.metrics.Meters;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -34,6 +36,7 @@ public class SelfManagedCertificates {
   private ScheduledExecutorService timer;
   private Counter failures;
   private volatile boolean installed;
+  private volatile double caSwitch = Double.NaN;
   private volatile String status = "waiting for the first certificate sync";
 
   public SelfManagedCertificates(
@@ -53,6 +56,12 @@ public class SelfManagedCertificates {
         Counter.builder("gpu_admission_certificate_sync_failures")
             .description("Self-managed certificate syncs (Secret or caBundle) that failed")
             .register(meters);
+    Meters.forget(meters, "gpu_admission_certificate_ca_switch_timestamp");
+    Gauge.builder("gpu_admission_certificate_ca_switch_timestamp", this, c -> c.caSwitch)
+        .description("When the new CA that joined the trusted CAs starts signing the serving certificate (Unix time); NaN when no CA change is under way")
+        .baseUnit("seconds")
+        .strongReference(true)
+        .register(meters);
     if (!config.selfManaged()) {
       return;
     }
@@ -94,6 +103,7 @@ public class SelfManagedCertificates {
     var next = config.syncPeriod();
     try {
       var outcome = store.sync();
+      caSwitch = store.caSwitch(outcome.bundle()).map(at -> (double) at.getEpochSecond()).orElse(Double.NaN);
       served.install(outcome.bundle());
       var injection = injector.inject(outcome.bundle().caPem());
       installed = true;

@@ -65,6 +65,8 @@ public final class Soak {
         webhook.waitFor(20, TimeUnit.SECONDS);
       }
     }
+    // The HTTP client's and the mock server's threads would keep the JVM up after the report.
+    System.exit(0);
   }
 
   private static void run(Process webhook, SoakCluster cluster, List<Review> reviews, int port, double minutes, int rate,

@@ -100,6 +100,11 @@ class PolicyReloadTest {
     await().atMost(Duration.ofSeconds(90)).untilAsserted(() ->
         given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/ready").then().statusCode(200)
             .body("checks.find { it.name == 'policy' }.data.lastReloadError", org.hamcrest.Matchers.equalTo(expected)));
+    assertThat(metrics()).contains("policy_last_reload_failed 1.0");
+
+    client.resource(policy("gpuModel:\n  namespaceDefaults:\n    ml-team-a: Tesla-M40\n")).update();
+    await().atMost(WITHIN).until(() -> modelPinnedForNotebook().equals("Tesla-M40"));
+    assertThat(metrics()).contains("policy_last_reload_failed 0.0").contains("policy_reload_failures_total 1.0");
 
     client.resource(policy("gpuModel:\n  namespaceDefaults:\n    ml-team-a: Tesla-V100-SXM2-16GB\n")).delete();
     await().atMost(WITHIN).until(() -> store.active().source() == PolicySource.DEFAULT);

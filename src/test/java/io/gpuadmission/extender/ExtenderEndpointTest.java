@@ -144,6 +144,10 @@ class ExtenderEndpointTest {
         .isEqualTo(json("{\"Error\":\"ExtenderArgs without NodeNames or Nodes\"}"));
     assertThat(json(post("/extender/bind", "{\"PodName\":\"p\"}").statusCode(400).extract().asString()))
         .isEqualTo(json("{\"Error\":\"ExtenderBindingArgs needs PodName, PodNamespace and Node\"}"));
+    assertThat(json(post("/extender/bind", "{\"PodName\":\"p/../x\",\"PodNamespace\":\"default\",\"Node\":\"n\"}").statusCode(400).extract().asString()))
+        .isEqualTo(json("{\"Error\":\"PodName \\\"p/../x\\\" is not a pod name (a DNS subdomain)\"}"));
+    assertThat(json(post("/extender/bind", "{\"PodName\":\"p\",\"PodNamespace\":\"Default\",\"Node\":\"n\"}").statusCode(400).extract().asString()))
+        .isEqualTo(json("{\"Error\":\"PodNamespace \\\"Default\\\" is not a namespace name (a DNS label)\"}"));
     assertThat(json(post("/extender/bind", "[]").statusCode(400).extract().asString()).path("Error").asText()).startsWith("not a JSON ExtenderBindingArgs: ");
   }
 
@@ -159,9 +163,10 @@ class ExtenderEndpointTest {
             "cannot read the pod in the request: NumberFormatException: Character a is neither a decimal digit number,"
                 + " decimal point, nor \"e\" notation exponential mark.");
     assertThat(json(post("/extender/prioritize", nullContainer).statusCode(400).extract().asString()).path("Error").asText())
-        .isEqualTo(
-            "cannot read the pod in the request: NullPointerException: Cannot invoke"
-                + " \"io.fabric8.kubernetes.api.model.Container.getResources()\" because \"container\" is null");
+        .isEqualTo("Pod.spec.containers[0] is null: an entry of a list cannot be empty (remove it, or give it its fields)");
+    var nullEnv = nullContainer.replace("[null]", "[{\"name\":\"c\",\"env\":[{\"name\":\"A\"},null]}]");
+    assertThat(json(post("/extender/filter", nullEnv).statusCode(400).extract().asString()).path("Error").asText())
+        .isEqualTo("Pod.spec.containers[0].env[1] is null: an entry of a list cannot be empty (remove it, or give it its fields)");
     assertThat(json(post("/extender/filter", "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",null]}")
             .statusCode(400).extract().asString()))
         .isEqualTo(json("{\"Error\":\"NodeNames[1] names no node\"}"));

@@ -88,6 +88,25 @@ class MonitoringQueriesTest {
   }
 
   @Test
+  void policyReloadAlertLastsAsLongAsTheConfigMapIsNotInForce() throws Exception {
+    var rule =
+        (GenericKubernetesResource)
+            RenderedObjects.find(Overlays.renderObjects("manifests/monitoring"), "PrometheusRule", "gpu-admission", "gpu-admission");
+    var alert =
+        new ObjectMapper().valueToTree(rule.getAdditionalProperties().get("spec")).findValues("rules").stream()
+            .flatMap(rules -> java.util.stream.StreamSupport.stream(rules.spliterator(), false))
+            .filter(r -> r.path("alert").asText().equals("GpuAdmissionPolicyReloadFailing"))
+            .findFirst()
+            .orElseThrow();
+    var expression = alert.path("expr").asText();
+
+    // The gauge is 1 from a failed reload until a good one (PolicyReloadTest); a range or a counter
+    // would let the alert clear after its window while the bad ConfigMap stays.
+    assertThat(metricNames(expression)).containsExactly("policy_last_reload_failed");
+    assertThat(expression).doesNotContain("[").doesNotContain("increase").doesNotContain("rate");
+  }
+
+  @Test
   void metricNamesAreReadFromPromqlWithoutFunctionsLabelsOrKeywords() {
     assertThat(
             metricNames(

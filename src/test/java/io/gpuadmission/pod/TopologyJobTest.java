@@ -31,4 +31,14 @@ class TopologyJobTest {
     assertThat(TopologyJob.of(pod, PolicyParser.builtInDefault().topology()))
         .contains(new TopologyJob("horovod-resnet", "2", "horovod-resnet"));
   }
+
+  @Test
+  void arenaJobWhoseControllerReferenceHasNoNameIsNamedAfterThePod() {
+    var pod = KubernetesJson.mapper().convertValue(Fixtures.podJson(Fixtures.path("mutation/arena-topology-pod/pod.yaml")), Pod.class);
+    pod.getMetadata().getOwnerReferences().get(0).setName(null);
+    var job = TopologyJob.of(pod, PolicyParser.builtInDefault().topology()).orElseThrow();
+
+    assertThat(job.displayName()).isEqualTo(pod.getMetadata().getName());
+    assertThat(GangKey.of("default", pod, job).displayName()).isEqualTo(pod.getMetadata().getName());
+  }
 }

@@ -179,15 +179,62 @@ class SelfManagedCertificatesTest {
   }
 
   @Test
-  void makesANewCaBeforeTheOldOneEndsAndKeepsTrustingTheOld() throws Exception {
-    var first = store(T0).sync().bundle();
+  void changesCaInTwoStepsSoThatEveryServingCertificateIsSignedByACaTrustedForTheOverlap() throws Exception {
+    var caA = store(T0).sync().bundle().signingCa();
+    var servingBefore = store(day(1200)).sync().bundle();
+    assertThat(store(day(1369)).sync().action()).as("the CA ends in 456 days: more than 365 + 90").isEqualTo(Action.UNCHANGED);
 
-    var later = store(T0.plus(Duration.ofDays(1825 - 300))).sync();
+    // Step 1: the next CA joins the trusted CAs; the serving certificate stays as it was.
+    var introduced = store(day(1371)).sync();
+    assertThat(introduced.action()).isEqualTo(Action.RENEWED);
+    var caB = introduced.bundle().nextCa().orElseThrow();
+    assertThat(introduced.bundle().caCertificates()).containsExactly(caA, caB);
+    assertThat(introduced.bundle().signingCa()).isEqualTo(caA);
+    assertThat(introduced.bundle().certificate()).isEqualTo(servingBefore.certificate());
+    assertThat(storedData()).containsKeys("ca.crt", "ca.key", "ca-next.key", "tls.crt", "tls.key");
+    var caBundleOfStep1 = introduced.bundle().caCertificates();
+    assertThat(store(day(1371)).caSwitch(introduced.bundle())).contains(caB.getNotBefore().toInstant().plus(Duration.ofDays(90)));
 
-    assertThat(later.action()).isEqualTo(Action.RENEWED);
-    assertThat(later.bundle().caCertificates()).hasSize(2).element(1).isEqualTo(first.signingCa());
-    assertThat(later.bundle().signingCa()).isNotEqualTo(first.signingCa());
-    later.bundle().certificate().verify(later.bundle().signingCa().getPublicKey());
+    // Within the overlap a serving renewal still comes from the current CA, the next one waits.
+    var renewedInOverlap = store(day(1450)).sync();
+    assertThat(renewedInOverlap.action()).isEqualTo(Action.RENEWED);
+    assertThat(renewedInOverlap.bundle().certificate()).isNotEqualTo(servingBefore.certificate());
+    assertThat(renewedInOverlap.bundle().signingCa()).isEqualTo(caA);
+    assertThat(renewedInOverlap.bundle().nextCa()).contains(caB);
+    assertThat(store(day(1460)).sync().action()).isEqualTo(Action.UNCHANGED);
+
+    // Step 2: 90 days after it joined, the next CA signs; the previous one stays trusted.
+    var switched = store(day(1461)).sync();
+    assertThat(switched.action()).isEqualTo(Action.RENEWED);
+    assertThat(switched.bundle().signingCa()).isEqualTo(caB);
+    assertThat(switched.bundle().caCertificates()).containsExactly(caB, caA);
+    assertThat(switched.bundle().nextCa()).isEmpty();
+    assertThat(store(day(1461)).caSwitch(switched.bundle())).isEmpty();
+    assertThat(storedData()).doesNotContainKey("ca-next.key");
+    assertThat(store(day(1462)).sync().action()).isEqualTo(Action.UNCHANGED);
+
+    // Whoever took the caBundle of step 1 (the API server at once, a restarted scheduler within
+    // the overlap) trusts every serving certificate from then on; whoever kept the bundle of
+    // before step 1 would not trust the certificate of step 2: the overlap is its time to restart.
+    assertThat(trusts(caBundleOfStep1, introduced.bundle().certificate(), day(1371))).isTrue();
+    assertThat(trusts(caBundleOfStep1, renewedInOverlap.bundle().certificate(), day(1450))).isTrue();
+    assertThat(trusts(caBundleOfStep1, switched.bundle().certificate(), day(1461))).isTrue();
+    assertThat(trusts(List.of(caA), switched.bundle().certificate(), day(1461))).isFalse();
+  }
+
+  @Test
+  void aCaThatEndsBeforeTheOverlapIsOverHandsOverTheDayBefore() throws Exception {
+    var caA = store(T0).sync().bundle().signingCa();
+    // Introduced late (a replica was down): fewer than 90 days left.
+    var introduced = store(day(1800)).sync();
+    var caB = introduced.bundle().nextCa().orElseThrow();
+
+    assertThat(store(day(1800)).caSwitch(introduced.bundle())).contains(T0.plus(Duration.ofDays(1824)));
+    assertThat(store(day(1820)).sync().action()).isEqualTo(Action.UNCHANGED);
+    var switched = store(T0.plus(Duration.ofDays(1825)).minus(Duration.ofHours(23))).sync();
+
+    assertThat(switched.bundle().signingCa()).isEqualTo(caB);
+    assertThat(switched.bundle().caCertificates()).containsExactly(caB, caA);
   }
 
   @Test
@@ -268,6 +315,31 @@ class SelfManagedCertificatesTest {
     assertThat(store(due).sync().action())
         .as("nothing left to do for either")
         .isEqualTo(Action.UNCHANGED);
+  }
+
+  private static Instant day(int days) {
+    return T0.plus(Duration.ofDays(days));
+  }
+
+  private java.util.Map<String, String> storedData() {
+    return client.secrets().inNamespace(NAMESPACE).withName("gpu-admission-tls").get().getData();
+  }
+
+  /** PKIX path validation of {@code certificate} at {@code when}, trusting exactly {@code cas}. */
+  private static boolean trusts(List<java.security.cert.X509Certificate> cas, java.security.cert.X509Certificate certificate, Instant when)
+      throws java.security.GeneralSecurityException {
+    var anchors = new java.util.HashSet<java.security.cert.TrustAnchor>();
+    cas.forEach(ca -> anchors.add(new java.security.cert.TrustAnchor(ca, null)));
+    var parameters = new java.security.cert.PKIXParameters(anchors);
+    parameters.setRevocationEnabled(false);
+    parameters.setDate(java.util.Date.from(when));
+    var path = java.security.cert.CertificateFactory.getInstance("X.509").generateCertPath(List.of(certificate));
+    try {
+      java.security.cert.CertPathValidator.getInstance("PKIX").validate(path, parameters);
+      return true;
+    } catch (java.security.cert.CertPathValidatorException e) {
+      return false;
+    }
   }
 
   private CertificateSecretStore store(Instant now) {

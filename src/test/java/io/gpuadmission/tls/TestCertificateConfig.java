@@ -54,4 +54,9 @@ final class TestCertificateConfig implements CertificateConfig {
   public Duration caValidity() {
     return Duration.ofDays(1825);
   }
+
+  @Override
+  public Duration caOverlap() {
+    return Duration.ofDays(90);
+  }
 }

@@ -1,0 +1,119 @@
+package io.gpuadmission.admission;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.core.JsonPointer;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gpuadmission.support.Fixtures;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.restassured.http.ContentType;
+import java.io.IOException;
+import java.net.URL;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * A pod the rules cannot read (a null entry in one of its lists: {@code containers: [null]}, {@code
+ * tolerations: [null]}, {@code env: [.., null]}; no metadata or spec) is refused by both endpoints
+ * saying where, before any rule reads it, for GPU and CPU pods alike; never answered by the failure
+ * mode as something that could not be judged.
+ */
+@QuarkusTest
+class MalformedPodReviewTest {
+  private static final String PROBLEM = " is null: an entry of a list cannot be empty (remove it, or give it its fields)";
+
+  @TestHTTPResource(value = "/", tls = true)
+  URL base;
+
+  @ParameterizedTest(name = "{0} {1} {2}")
+  @CsvSource({
+    "mutate, /spec/containers/0, spec.containers[0]",
+    "validate, /spec/containers/0, spec.containers[0]",
+    "mutate, /spec/containers/0/env/1, spec.containers[0].env[1]",
+    "validate, /spec/containers/0/env/1, spec.containers[0].env[1]",
+    "mutate, /spec/tolerations/0, spec.tolerations[0]",
+    "validate, /spec/tolerations/0, spec.tolerations[0]",
+    "mutate, /metadata/ownerReferences/0, metadata.ownerReferences[0]",
+  })
+  void refusesAPodWithANullListEntrySayingWhere(String endpoint, String pointer, String where) throws IOException {
+    var review = review("reviews/pod-topology-worker.json", "/request/object" + pointer);
+
+    var response = post(endpoint, review);
+
+    assertThat(response.path("uid").asText()).isEqualTo("3f0b7d5e-1c2a-4b8e-9d6f-0a1b2c3d4e5f");
+    assertThat(response.path("allowed").asBoolean()).isFalse();
+    assertThat(response.path("status").path("reason").asText()).isEqualTo("BadRequest");
+    assertThat(response.path("status").path("message").asText()).isEqualTo("Pod \"pytorch-dist-nccl-worker-0\": " + where + PROBLEM);
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @CsvSource({
+    "mutate, metadata",
+    "validate, metadata",
+    "mutate, spec",
+    "validate, spec",
+  })
+  void refusesAPodWithoutMetadataOrSpec(String endpoint, String field) throws IOException {
+    var review = Fixtures.jsonTree(Fixtures.path("reviews/pod-topology-worker.json")).deepCopy();
+    ((ObjectNode) review.path("request").path("object")).put(field, "none");
+
+    var response = post(endpoint, review);
+
+    assertThat(response.path("allowed").asBoolean()).isFalse();
+    assertThat(response.path("status").path("reason").asText()).isEqualTo("BadRequest");
+    assertThat(response.path("status").path("message").asText())
+        .isEqualTo("Pod \"pytorch-dist-nccl-worker-0\": " + field + " is missing or not an object: a pod cannot be judged without it");
+  }
+
+  @Test
+  void refusesAWorkloadWhosePodTemplateHasNoSpec() throws IOException {
+    var review = Fixtures.jsonTree(Fixtures.path("reviews/deployment-tf-notebook.json")).deepCopy();
+    ((ObjectNode) review.at("/request/object/spec/template")).remove("spec");
+
+    var response = post("validate", review);
+
+    assertThat(response.path("allowed").asBoolean()).isFalse();
+    assertThat(response.path("status").path("message").asText())
+        .isEqualTo("Deployment \"tf-notebook\": spec.template.spec is missing or not an object: a pod cannot be judged without it");
+  }
+
+  @Test
+  void refusesAWorkloadWhosePodTemplateHasANullListEntry() throws IOException {
+    var review = review("reviews/deployment-tf-notebook.json", "/request/object/spec/template/spec/containers/0/env/0");
+    var name = review.path("request").path("name").asText(review.path("request").path("object").path("metadata").path("name").asText());
+
+    var response = post("validate", review);
+
+    assertThat(response.path("allowed").asBoolean()).isFalse();
+    assertThat(response.path("status").path("message").asText())
+        .isEqualTo("Deployment \"" + name + "\": spec.template.spec.containers[0].env[0]" + PROBLEM);
+  }
+
+  /** The fixture review with the list entry at {@code pointer} set to null (added when the list is empty). */
+  private static JsonNode review(String fixture, String pointer) {
+    var review = Fixtures.jsonTree(Fixtures.path(fixture)).deepCopy();
+    var at = JsonPointer.compile(pointer);
+    var parent = review.at(at.head());
+    var index = Integer.parseInt(at.last().getMatchingProperty());
+    if (parent.isMissingNode()) {
+      var list = ((ObjectNode) review.at(at.head().head())).putArray(at.head().last().getMatchingProperty());
+      list.addNull();
+    } else if (parent.size() <= index) {
+      ((ArrayNode) parent).addNull();
+    } else {
+      ((ArrayNode) parent).setNull(index);
+    }
+    return review;
+  }
+
+  private JsonNode post(String endpoint, JsonNode review) throws IOException {
+    var body = given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(review.toString())
+        .post("/" + endpoint).then().statusCode(200).extract().asByteArray();
+    return KubernetesJson.mapper().readTree(body).path("response");
+  }
+}
