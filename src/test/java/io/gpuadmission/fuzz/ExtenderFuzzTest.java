@@ -85,9 +85,11 @@ class ExtenderFuzzTest {
   }
 
   /**
-   * Over the limit, the answer comes before the body is read: declared 3 MiB + 1 byte, 64 KiB sent,
-   * then a 413 with a reason (a client that insists on sending all of it first never sees the
-   * answer on the connection the server closed, so the fuzzer itself stays under the limit).
+   * Over the limit, the answer comes before the body is read: declared 3 MiB + 1 byte, only the
+   * head sent, then a 413 with a reason. (Body bytes the server never reads would make its close
+   * a TCP reset, which can overtake the answer on the client's side: a race, not a finding. A
+   * client that insists on sending all of it first never sees the answer either, so the fuzzer
+   * itself stays under the limit.)
    */
   @Test
   void bodiesOverTheLimitGet413WithAReasonOnEveryExtenderPath() throws Exception {
@@ -101,7 +103,7 @@ class ExtenderFuzzTest {
         var answer = client.request(HttpMethod.POST, path)
             .compose(request -> {
               request.putHeader("content-type", "application/json").putHeader("content-length", String.valueOf(declared));
-              request.write(Buffer.buffer(new byte[64 * 1024]));
+              request.sendHead();
               return request.response();
             })
             .compose(response -> response.body().map(body -> response.statusCode() + " " + body))
