@@ -21,13 +21,14 @@ public final class ReviewCodec {
 
   /**
    * Parses the body once: the review's envelope and request fields as small trees, the request's
-   * {@code object} and {@code oldObject} as token copies that each endpoint maps to its own type.
+   * {@code object} and {@code oldObject} as their places in the body, which each endpoint maps to
+   * its own type.
    */
   public static DecodedReview decode(byte[] body) throws MalformedReviewException {
     if (body == null || body.length == 0) {
       throw new MalformedReviewException("empty body: expected an AdmissionReview (" + API_VERSION + ")");
     }
-    var review = new WireReview();
+    var review = new WireReview(body);
     try (var parser = MAPPER.createParser(body)) {
       if (parser.nextToken() != JsonToken.START_OBJECT) {
         // Not an object: readTree tells a syntax error from a well-formed non-object, as ever.
@@ -82,13 +83,18 @@ public final class ReviewCodec {
 
   /**
    * The review read in one pass: every field but the request's objects as trees (a few hundred
-   * bytes), the objects as tokens. The last of repeated keys wins, as in a tree.
+   * bytes), the objects skipped over. The last of repeated keys wins, as in a tree.
    */
   private static final class WireReview {
+    final byte[] body;
     final ObjectNode envelope = MAPPER.createObjectNode();
     ObjectNode request;
     ReviewObject object;
     ReviewObject oldObject;
+
+    WireReview(byte[] body) {
+      this.body = body;
+    }
 
     void read(JsonParser parser) throws IOException {
       while (parser.nextToken() == JsonToken.FIELD_NAME) {
@@ -113,8 +119,8 @@ public final class ReviewCodec {
         var name = parser.currentName();
         var token = parser.nextToken();
         switch (name) {
-          case "object" -> object = token == JsonToken.VALUE_NULL ? null : ReviewObject.copyOf(parser, MAPPER);
-          case "oldObject" -> oldObject = token == JsonToken.VALUE_NULL ? null : ReviewObject.copyOf(parser, MAPPER);
+          case "object" -> object = token == JsonToken.VALUE_NULL ? null : ReviewObject.of(parser, body, MAPPER);
+          case "oldObject" -> oldObject = token == JsonToken.VALUE_NULL ? null : ReviewObject.of(parser, body, MAPPER);
           default -> request.set(name, valueTree(parser));
         }
       }

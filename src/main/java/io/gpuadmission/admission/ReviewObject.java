@@ -3,37 +3,51 @@ package io.gpuadmission.admission;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.util.TokenBuffer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 
 /**
- * An object of an AdmissionReview as the tokens read off the wire, so the body is parsed once: an
- * endpoint maps it straight to the one type it judges (a Pod) without a JSON tree in between, or
- * reads it as a tree (workloads, ConfigMaps, failure paths), built at most once.
+ * An object of an AdmissionReview as its place in the request body: the decoder only skips over
+ * it, so nothing of it is copied until an endpoint maps those bytes straight to the one type it
+ * judges (a Pod), or reads them as a tree (workloads, ConfigMaps, failure paths), built at most
+ * once. A value that is not an object or array (only in a malformed review) is kept as a tree.
  */
 public final class ReviewObject {
   private final ObjectMapper mapper;
-  private final TokenBuffer tokens;
+  private final byte[] body;
+  private final int offset;
+  private final int length;
   // One request is served by one thread from start to end: a plain field is enough.
   private JsonNode tree;
 
-  private ReviewObject(ObjectMapper mapper, TokenBuffer tokens) {
+  private ReviewObject(ObjectMapper mapper, byte[] body, int offset, int length, JsonNode tree) {
     this.mapper = mapper;
-    this.tokens = tokens;
+    this.body = body;
+    this.offset = offset;
+    this.length = length;
+    this.tree = tree;
   }
 
-  /** Copies the value at the parser's current token (the parser moves past it). */
-  static ReviewObject copyOf(JsonParser parser, ObjectMapper mapper) throws IOException {
-    return new ReviewObject(mapper, TokenBuffer.asCopyOfValue(parser));
+  /**
+   * The value at the parser's current token, which reads {@code body} from its first byte; the
+   * parser moves past it (and still reports bad JSON in it).
+   */
+  static ReviewObject of(JsonParser parser, byte[] body, ObjectMapper mapper) throws IOException {
+    if (!parser.currentToken().isStructStart()) {
+      return new ReviewObject(mapper, null, 0, 0, mapper.readTree(parser));
+    }
+    var start = parser.currentTokenLocation().getByteOffset();
+    parser.skipChildren();
+    var end = parser.currentTokenLocation().getByteOffset() + 1;
+    return new ReviewObject(mapper, body, (int) start, (int) (end - start), null);
   }
 
   public JsonNode tree() {
     if (tree == null) {
-      try (var parser = tokens.asParser(mapper)) {
-        tree = mapper.readTree(parser);
+      try {
+        tree = mapper.readTree(body, offset, length);
       } catch (IOException e) {
-        throw new UncheckedIOException("tokens already parsed once cannot fail to build a tree", e);
+        throw new UncheckedIOException("bytes already parsed once cannot fail to build a tree", e);
       }
     }
     return tree;
@@ -49,8 +63,8 @@ public final class ReviewObject {
    * IllegalArgumentException, as {@link ObjectMapper#convertValue} does.
    */
   public <T> T as(Class<T> type) {
-    try (var parser = tokens.asParser(mapper)) {
-      return mapper.readValue(parser, type);
+    try {
+      return body == null ? mapper.treeToValue(tree, type) : mapper.readValue(body, offset, length, type);
     } catch (IOException e) {
       throw new IllegalArgumentException(e.getMessage(), e);
     }

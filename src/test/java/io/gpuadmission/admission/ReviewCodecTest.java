@@ -46,6 +46,27 @@ class ReviewCodecTest {
   }
 
   @Test
+  void keepsEachObjectsOwnBytesAfterMultiByteCharacters() throws Exception {
+    var old = POD.replace("\"name\":\"p\"", "\"name\":\"p\",\"annotations\":{\"note\":\"für été ✓\"}");
+    var review = decode(review("{\"uid\":\"u\",\"userInfo\":{\"username\":\"zoë 日本\"},\"operation\":\"UPDATE\","
+        + "\"object\":" + POD.replace("nginx", "nginx:é") + ",\"oldObject\":" + old + ",\"dryRun\":false}"));
+
+    assertThat(review.request().getUserInfo().getUsername()).isEqualTo("zoë 日本");
+    assertThat(review.pod().getSpec().getContainers().get(0).getImage()).isEqualTo("nginx:é");
+    assertThat(review.oldObject().path("metadata").path("annotations").path("note").asText()).isEqualTo("für été ✓");
+    assertThat(review.dryRun()).isFalse();
+  }
+
+  @Test
+  void keepsAnObjectThatIsNotAnObjectAsItsValue() throws Exception {
+    var review = decode(review("{\"uid\":\"u\",\"object\":[1,2],\"oldObject\":\"text\"}"));
+
+    assertThat(review.object().toString()).isEqualTo("[1,2]");
+    assertThat(review.oldObject().asText()).isEqualTo("text");
+    assertThatThrownBy(review::pod).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void answersIllegalArgumentForAnObjectThatIsNotAPod() throws Exception {
     var review = decode(review("{\"uid\":\"u\",\"object\":{\"spec\":{\"hostPID\":\"maybe\"}}}"));
 
