@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.gpuadmission.placement.PlacementDecider.NodeScore;
 import java.io.IOException;
 import java.util.List;
 
@@ -11,6 +12,7 @@ import java.util.List;
 final class ExtenderCodec {
   private static final ObjectMapper MAPPER =
       JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+  private static final ExtenderArgsReader ARGS = new ExtenderArgsReader(MAPPER);
 
   private ExtenderCodec() {}
 
@@ -22,7 +24,8 @@ final class ExtenderCodec {
   }
 
   static ExtenderWire.Args args(byte[] body) {
-    var args = read(body, ExtenderWire.Args.class, "ExtenderArgs");
+    // The usual body streamed; any other read the general way, which also words every error.
+    var args = ARGS.read(body).orElseGet(() -> read(body, ExtenderWire.Args.class, "ExtenderArgs"));
     if (args.pod() == null || args.pod().getMetadata() == null) {
       throw new MalformedRequest("ExtenderArgs without a Pod (expected {\"Pod\": {...}, \"NodeNames\": [...]})");
     }
@@ -51,6 +54,18 @@ final class ExtenderCodec {
       throw new MalformedRequest("ExtenderBindingArgs needs PodName, PodNamespace and Node");
     }
     return args;
+  }
+
+  /** A filter answer, straight to bytes where it can be. */
+  static byte[] filterAnswer(ExtenderWire.FilterResult answer) {
+    var direct = ExtenderAnswerWriter.filter(answer);
+    return direct != null ? direct : write(answer);
+  }
+
+  /** A prioritize answer (HostPriorityList), straight to bytes where it can be. */
+  static byte[] prioritizeAnswer(List<NodeScore> scores) {
+    var direct = ExtenderAnswerWriter.priorities(scores);
+    return direct != null ? direct : write(scores.stream().map(s -> new ExtenderWire.HostPriority(s.node(), s.score())).toList());
   }
 
   static byte[] write(Object answer) {

@@ -61,7 +61,7 @@ public class ExtenderResource {
   @Consumes(MediaType.WILDCARD)
   @Produces(MediaType.APPLICATION_JSON)
   public Response filter(byte[] body) {
-    return answer("filter", () -> service.filter(ExtenderCodec.args(body)));
+    return answer("filter", () -> ExtenderCodec.filterAnswer(service.filter(ExtenderCodec.args(body))));
   }
 
   @POST
@@ -70,7 +70,7 @@ public class ExtenderResource {
   @Consumes(MediaType.WILDCARD)
   @Produces(MediaType.APPLICATION_JSON)
   public Response prioritize(byte[] body) {
-    return answer("prioritize", () -> service.prioritize(ExtenderCodec.args(body)));
+    return answer("prioritize", () -> ExtenderCodec.prioritizeAnswer(service.prioritize(ExtenderCodec.args(body))));
   }
 
   @POST
@@ -119,7 +119,7 @@ public class ExtenderResource {
   @Path("inspect")
   @Produces(MediaType.APPLICATION_JSON)
   public Response inspect() {
-    return answer("inspect", () -> LedgerInspection.of(ledger));
+    return answer("inspect", () -> ExtenderCodec.write(LedgerInspection.of(ledger)));
   }
 
   @GET
@@ -131,11 +131,11 @@ public class ExtenderResource {
         .orElseGet(() -> Response.status(404).entity(ExtenderCodec.write(Map.of("error", "no GPUs known on node " + node))).build());
   }
 
-  private Response answer(String verb, Supplier<Object> work) {
+  private Response answer(String verb, Supplier<byte[]> work) {
     try {
       var result = work.get();
       metrics.record(verb, "ok");
-      return Response.ok(ExtenderCodec.write(result)).build();
+      return Response.ok(result).build();
     } catch (ExtenderCodec.MalformedRequest e) {
       metrics.record(verb, "malformed");
       return badRequest(e.getMessage());

@@ -29,11 +29,9 @@ public class ExtenderService {
     return new ExtenderWire.FilterResult(passedNodes(args.nodes(), result.passed()), null, result.failed(), result.unresolvable(), "");
   }
 
-  List<ExtenderWire.HostPriority> prioritize(ExtenderWire.Args args) {
+  List<PlacementDecider.NodeScore> prioritize(ExtenderWire.Args args) {
     var ask = GpuAsk.of(args.pod(), policies.current());
-    return decider.prioritize(ask, ExtenderCodec.names(args)).stream()
-        .map(s -> new ExtenderWire.HostPriority(s.node(), s.score()))
-        .toList();
+    return decider.prioritize(ask, ExtenderCodec.names(args));
   }
 
   /** The Node objects that passed, in the order sent (nodeCacheCapable: false). */
