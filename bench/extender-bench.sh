@@ -4,12 +4,13 @@
 #   bench/extender-bench.sh [NODES] [GPU_PODS]      (defaults 5000 20000)
 # 1. starts a mock API server holding NODES GPU nodes (gpu-node-00000…, the names of
 #    ../shared/bench/fixtures/extender-args-N.json) and GPU_PODS bound shares;
-# 2. starts the packaged server (APP_DIR, default target/quarkus-app) against it, pinned to CPU 0
-#    with a GC log, and waits until its ledger holds every node;
+# 2. for each packaged server in APP_DIRS (default target/quarkus-app; give two, e.g. the build
+#    before a change and after, to compare them in one run): starts it against that cluster,
+#    pinned to CPU 0 with a GC log, and waits until its ledger holds every node;
 # 3. for the 500- and 5000-node ExtenderArgs: the nginx floor (TLS + HTTP, a fixed answer) takes
 #    the same body first, then /extender/filter and /extender/prioritize: a warm-up, a keep-alive
 #    saturation run (server CPU per request from /proc), a fixed-rate run (latency percentiles),
-#    each with the GC pauses the server logged during it.
+#    each with the GC pauses the server logged during it; then the server is stopped.
 # Needs `./mvnw -B -DskipTests package` first. Ports: server $GPU_ADMISSION_PORT (8443), API
 # BENCH_API_PORT (port + 10100), floor FLOOR_PORT (port + 10000). Knobs: BENCH_RATE (25 req/s),
 # BENCH_RATE_DURATION (20 s), BENCH_SAT_DURATION (10 s), BENCH_WARMUP (15 s per endpoint),
@@ -22,7 +23,7 @@ gpu_pods="${2:-20000}"
 port="${GPU_ADMISSION_PORT:-8443}"
 api_port="${BENCH_API_PORT:-$((port + 10100))}"
 floor_port="${FLOOR_PORT:-$((port + 10000))}"
-app="${APP_DIR:-$root/target/quarkus-app}"
+apps="${APP_DIRS:-$root/target/quarkus-app}"
 rate="${BENCH_RATE:-25}"
 rate_s="${BENCH_RATE_DURATION:-20}"
 sat_s="${BENCH_SAT_DURATION:-10}"
@@ -38,14 +39,7 @@ cluster=$!
 server=""
 floor=""
 trap 'kill $cluster ${server:-} ${floor:-} 2>/dev/null || true' EXIT
-until grep -q '^ready' "$work/cluster.log"; do sleep 2; done
-# shellcheck disable=SC2086
-GPU_ADMISSION_CLUSTER_ENABLED=true QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL=http://127.0.0.1:$api_port \
-  taskset -c 0 java ${BENCH_JAVA_OPTS:--Xmx512m} -Xlog:gc:file="$work/gc.log":uptime -jar "$app/quarkus-run.jar" >"$work/server.log" 2>&1 &
-server=$!
-until [[ "$(curl -sk "https://127.0.0.1:$port/extender/inspect" | grep -o '"devs"' | wc -l)" -ge "$nodes" ]]; do sleep 2; done
-echo "$(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg); app $app; ledger holds $nodes nodes; server RSS $(ps -o rss= -p "$server") KiB"
-
+until grep -q '^ready' "$work/cluster.log" 2>/dev/null; do sleep 2; done
 if [[ "${BENCH_FLOOR:-1}" == "1" ]]; then
   mkdir -p "$work/nginx/tmp"
   openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
@@ -69,21 +63,34 @@ measure() {   # label pid url fixture
   line="$(BENCH_SKIP_CHECK=1 BENCH_FIXTURE="$fixture" BENCH_CONNECTIONS=4 BENCH_DURATION="$sat_s" "$shared/webhook-bench.sh" "$url")"
   reqs="$(get requests "$line")"
   cpu="$(awk -v a="$t0" -v b="$(ticks "$pid")" -v r="$reqs" -v c="$clk" 'BEGIN { printf "%.1f", (b - a) / c * 1e6 / r }')"
-  echo "$label saturation req/s=$(get req/s "$line") cpu_us_per_req=$cpu $([[ $label == floor* ]] || pauses "$gc0")"
+  echo "$label saturation req/s=$(get req/s "$line") cpu_us_per_req=$cpu $([[ $label == *floor* ]] || pauses "$gc0")"
   gc0=$(( $(wc -l <"$work/gc.log") + 1 ))
   line="$(BENCH_SKIP_CHECK=1 BENCH_FIXTURE="$fixture" BENCH_CONNECTIONS="$conns" BENCH_RATE="$rate" BENCH_DURATION="$rate_s" "$shared/webhook-bench.sh" "$url")"
-  echo "$label rate=$rate requests=$(get requests "$line") p50_ms=$(get p50_ms "$line") p99_ms=$(get p99_ms "$line") p99.9_ms=$(get p99.9_ms "$line") max_ms=$(get max_ms "$line") $([[ $label == floor* ]] || pauses "$gc0")"
+  echo "$label rate=$rate requests=$(get requests "$line") p50_ms=$(get p50_ms "$line") p99_ms=$(get p99_ms "$line") p99.9_ms=$(get p99.9_ms "$line") max_ms=$(get max_ms "$line") $([[ $label == *floor* ]] || pauses "$gc0")"
 }
 
-for n in 500 5000; do
-  fixture="$shared/fixtures/extender-args-$n.json"
-  for verb in filter prioritize; do
-    BENCH_SKIP_CHECK=1 BENCH_FIXTURE="$fixture" BENCH_CONNECTIONS=4 BENCH_DURATION="$warm_s" \
-      "$shared/webhook-bench.sh" "https://127.0.0.1:$port/extender/$verb" >/dev/null
+run=0
+for app in $apps; do
+  run=$((run + 1))
+  # shellcheck disable=SC2086
+  GPU_ADMISSION_CLUSTER_ENABLED=true QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL=http://127.0.0.1:$api_port \
+    taskset -c 0 java ${BENCH_JAVA_OPTS:--Xmx512m} -Xlog:gc:file="$work/gc.log":uptime -jar "$app/quarkus-run.jar" >"$work/server.log" 2>&1 &
+  server=$!
+  until [[ "$(curl -sk "https://127.0.0.1:$port/extender/inspect" | grep -o '"devs"' | wc -l)" -ge "$nodes" ]]; do sleep 2; done
+  echo "$(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg); run $run: app $app; ledger holds $nodes nodes; server RSS $(ps -o rss= -p "$server") KiB"
+  for n in 500 5000; do
+    fixture="$shared/fixtures/extender-args-$n.json"
+    for verb in filter prioritize; do
+      BENCH_SKIP_CHECK=1 BENCH_FIXTURE="$fixture" BENCH_CONNECTIONS=4 BENCH_DURATION="$warm_s" \
+        "$shared/webhook-bench.sh" "https://127.0.0.1:$port/extender/$verb" >/dev/null
+    done
+    [[ -n "$floor" ]] && measure "run=$run floor nodes=$n" "$floor" "https://127.0.0.1:$floor_port/extender/filter" "$fixture"
+    for verb in filter prioritize; do
+      measure "run=$run $verb nodes=$n" "$server" "https://127.0.0.1:$port/extender/$verb" "$fixture"
+    done
   done
-  [[ -n "$floor" ]] && measure "floor nodes=$n" "$floor" "https://127.0.0.1:$floor_port/extender/filter" "$fixture"
-  for verb in filter prioritize; do
-    measure "$verb nodes=$n" "$server" "https://127.0.0.1:$port/extender/$verb" "$fixture"
-  done
+  echo "$(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg); server RSS $(ps -o rss= -p "$server") KiB; GC log $work/gc-$run.log"
+  kill "$server" && wait "$server" 2>/dev/null || true
+  mv "$work/gc.log" "$work/gc-$run.log"
+  server=""
 done
-echo "$(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg); server RSS $(ps -o rss= -p "$server") KiB; GC log $work/gc.log"

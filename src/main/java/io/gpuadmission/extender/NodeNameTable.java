@@ -27,7 +27,7 @@ final class NodeNameTable {
 
   private static String find(String[] table, int hash, char[] chars, int offset, int length) {
     var mask = table.length - 1;
-    for (int i = hash & mask; ; i = (i + 1) & mask) {
+    for (int i = slot(hash, table); ; i = (i + 1) & mask) {
       var candidate = table[i];
       if (candidate == null) {
         return null;
@@ -66,11 +66,19 @@ final class NodeNameTable {
 
   private static void put(String[] table, String name) {
     var mask = table.length - 1;
-    var i = name.hashCode() & mask;
+    var i = slot(name.hashCode(), table);
     while (table[i] != null) {
       i = (i + 1) & mask;
     }
     table[i] = name;
+  }
+
+  /**
+   * Names such as {@code gpu-node-00017} have neighbouring hashes, which would fill runs of
+   * neighbouring slots; Fibonacci hashing spreads them.
+   */
+  private static int slot(int hash, String[] table) {
+    return (hash * 0x9E3779B9) >>> (32 - Integer.numberOfTrailingZeros(table.length));
   }
 
   /** {@link String#hashCode} of the characters, without building the String. */
