@@ -12,7 +12,7 @@
 #    saturation run (server CPU per request from /proc), a fixed-rate run (latency percentiles),
 #    each with the GC pauses the server logged during it; then the server is stopped.
 # Needs `./mvnw -B -DskipTests package` first. Ports: server $GPU_ADMISSION_PORT (8443), API
-# BENCH_API_PORT (port + 10100), floor FLOOR_PORT (port + 10000). Knobs: BENCH_RATE (25 req/s),
+# BENCH_API_PORT and floor FLOOR_PORT (default: free ports picked at start). Knobs: BENCH_RATE (25 req/s),
 # BENCH_RATE_DURATION (20 s), BENCH_SAT_DURATION (10 s), BENCH_WARMUP (15 s per endpoint),
 # BENCH_CONNECTIONS (2), BENCH_JAVA_OPTS (-Xmx512m), BENCH_FLOOR (1; 0 skips the floor).
 set -euo pipefail
@@ -21,8 +21,9 @@ shared="$root/../shared/bench"
 nodes="${1:-5000}"
 gpu_pods="${2:-20000}"
 port="${GPU_ADMISSION_PORT:-8443}"
-api_port="${BENCH_API_PORT:-$((port + 10100))}"
-floor_port="${FLOOR_PORT:-$((port + 10000))}"
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+api_port="${BENCH_API_PORT:-$(free_port)}"
+floor_port="${FLOOR_PORT:-$(free_port)}"
 apps="${APP_DIRS:-$root/target/quarkus-app}"
 rate="${BENCH_RATE:-25}"
 rate_s="${BENCH_RATE_DURATION:-20}"
@@ -39,7 +40,10 @@ cluster=$!
 server=""
 floor=""
 trap 'kill $cluster ${server:-} ${floor:-} 2>/dev/null || true' EXIT
-until grep -q '^ready' "$work/cluster.log" 2>/dev/null; do sleep 2; done
+until grep -q '^ready' "$work/cluster.log" 2>/dev/null; do
+  kill -0 "$cluster" 2>/dev/null && ! grep -q 'Exception in thread "main"' "$work/cluster.log" || { cat "$work/cluster.log" >&2; exit 1; }
+  sleep 2
+done
 if [[ "${BENCH_FLOOR:-1}" == "1" ]]; then
   mkdir -p "$work/nginx/tmp"
   openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
