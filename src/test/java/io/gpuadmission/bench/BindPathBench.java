@@ -86,6 +86,7 @@ public final class BindPathBench {
     } finally {
       api.stop(0);
     }
+    System.exit(0); // the client's event-loop threads would keep the JVM up
   }
 
   private static void answer(HttpExchange exchange, AtomicLong apiNanos) throws IOException {
