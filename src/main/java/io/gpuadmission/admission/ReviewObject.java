@@ -55,7 +55,11 @@ public final class ReviewObject {
 
   /** A parser over the tokens, for a streaming look that builds neither a tree nor a type. */
   JsonParser parser() {
-    return tokens.asParser(mapper);
+    try {
+      return body == null ? tree.traverse(mapper) : mapper.createParser(body, offset, length);
+    } catch (IOException e) {
+      throw new UncheckedIOException("bytes in memory cannot fail to open", e);
+    }
   }
 
   /**

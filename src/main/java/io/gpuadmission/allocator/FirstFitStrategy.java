@@ -15,4 +15,10 @@ public final class FirstFitStrategy implements WholeGpuStrategy {
     }
     return found == count && count > 0 ? Optional.of(new GpuChoice(chosen, 0, 0)) : Optional.empty();
   }
+
+  /** Links play no part: any {@code count} free GPUs score 0. */
+  @Override
+  public long setScore(NodeGpus node, int count) {
+    return count > 0 && WholeGpuStrategy.wholeFree(node) >= count ? 0 : NO_SET;
+  }
 }

@@ -21,9 +21,32 @@ public abstract class ScoringPolicy implements PlacementPolicy {
 
   /** The best score a task can get on one node (lower is better), empty when it does not fit. */
   public OptionalDouble scoreNode(NodeGpus node, Task task) {
-    var best = new Best(task);
-    best.consider(node, 0);
-    return best.node < 0 ? OptionalDouble.empty() : OptionalDouble.of(best.score);
+    var score = scorer(task).score(node);
+    return Double.isNaN(score) ? OptionalDouble.empty() : OptionalDouble.of(score);
+  }
+
+  /** Scores {@code task} on one node after another, reusing its state: nothing allocated per node. */
+  public NodeScorer scorer(Task task) {
+    return new NodeScorer(task);
+  }
+
+  /** One task's best score on any node; not thread-safe (one per decision). */
+  public final class NodeScorer {
+    private final Best best;
+
+    private NodeScorer(Task task) {
+      best = new Best(task);
+    }
+
+    /** The best score on {@code node} (lower is better); NaN when the task does not fit. */
+    public double score(NodeGpus node) {
+      // A NaN or infinite option score is never below the initial infinity, so NaN means no fit.
+      best.score = Double.POSITIVE_INFINITY;
+      best.node = -1;
+      best.gpus = null;
+      best.consider(node, 0);
+      return best.node < 0 ? Double.NaN : best.score;
+    }
   }
 
   /** The GPUs the task would take on one node, empty when it does not fit. */

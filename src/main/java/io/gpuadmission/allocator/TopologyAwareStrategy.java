@@ -25,9 +25,15 @@ public final class TopologyAwareStrategy implements WholeGpuStrategy {
     if (count <= 0) {
       return Optional.empty();
     }
-    var free = node.gpus().stream().filter(GpuDevice::wholeFree).mapToInt(GpuDevice::index).toArray();
+    var free = new int[WholeGpuStrategy.wholeFree(node)];
     if (free.length < count) {
       return Optional.empty();
+    }
+    var found = 0;
+    for (var gpu : node.gpus()) {
+      if (gpu.wholeFree()) {
+        free[found++] = gpu.index();
+      }
     }
     if (node.links().isEmpty()) {
       return new FirstFitStrategy().choose(node, count);
@@ -42,6 +48,15 @@ public final class TopologyAwareStrategy implements WholeGpuStrategy {
       chosen = GreedySearch.search(links, free, count);
     }
     return Optional.of(scored(links, free, chosen));
+  }
+
+  /** Without a link matrix every set scores 0 (first fit), so no search is needed. */
+  @Override
+  public long setScore(NodeGpus node, int count) {
+    if (node.links().isEmpty()) {
+      return count > 0 && WholeGpuStrategy.wholeFree(node) >= count ? 0 : NO_SET;
+    }
+    return WholeGpuStrategy.super.setScore(node, count);
   }
 
   /** The choice with its set score and the score of the free GPUs it leaves. */

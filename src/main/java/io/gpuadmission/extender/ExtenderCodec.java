@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.gpuadmission.placement.PlacementDecider.NodeScore;
 import io.gpuadmission.pod.NullListEntry;
 import io.gpuadmission.policy.KubernetesNames;
 import java.io.IOException;
@@ -13,6 +14,7 @@ import java.util.List;
 final class ExtenderCodec {
   private static final ObjectMapper MAPPER =
       JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+  private static final ExtenderArgsReader ARGS = new ExtenderArgsReader(MAPPER);
 
   private ExtenderCodec() {}
 
@@ -25,7 +27,8 @@ final class ExtenderCodec {
 
   static ExtenderWire.Args args(byte[] body) {
     rejectNullListEntryInPod(body);
-    var args = read(body, ExtenderWire.Args.class, "ExtenderArgs");
+    // The usual body streamed; any other read the general way, which also words every error.
+    var args = ARGS.read(body).orElseGet(() -> read(body, ExtenderWire.Args.class, "ExtenderArgs"));
     if (args.pod() == null || args.pod().getMetadata() == null) {
       throw new MalformedRequest("ExtenderArgs without a Pod (expected {\"Pod\": {...}, \"NodeNames\": [...]})");
     }
@@ -64,6 +67,18 @@ final class ExtenderCodec {
       throw new MalformedRequest("Node " + quoted(args.node()) + " is not a node name (a DNS subdomain)");
     }
     return args;
+  }
+
+  /** A filter answer, straight to bytes where it can be. */
+  static byte[] filterAnswer(ExtenderWire.FilterResult answer) {
+    var direct = ExtenderAnswerWriter.filter(answer);
+    return direct != null ? direct : write(answer);
+  }
+
+  /** A prioritize answer (HostPriorityList), straight to bytes where it can be. */
+  static byte[] prioritizeAnswer(List<NodeScore> scores) {
+    var direct = ExtenderAnswerWriter.priorities(scores);
+    return direct != null ? direct : write(scores.stream().map(s -> new ExtenderWire.HostPriority(s.node(), s.score())).toList());
   }
 
   static byte[] write(Object answer) {

@@ -79,7 +79,7 @@ public class ExtenderResource {
   @Consumes(MediaType.WILDCARD)
   @Produces(MediaType.APPLICATION_JSON)
   public Response filter(byte[] body) {
-    return answer("filter", () -> service.filter(ExtenderCodec.args(body)));
+    return answer("filter", () -> ExtenderCodec.filterAnswer(service.filter(ExtenderCodec.args(body))));
   }
 
   @POST
@@ -88,7 +88,7 @@ public class ExtenderResource {
   @Consumes(MediaType.WILDCARD)
   @Produces(MediaType.APPLICATION_JSON)
   public Response prioritize(byte[] body) {
-    return answer("prioritize", () -> service.prioritize(ExtenderCodec.args(body)));
+    return answer("prioritize", () -> ExtenderCodec.prioritizeAnswer(service.prioritize(ExtenderCodec.args(body))));
   }
 
   @POST
@@ -141,7 +141,7 @@ public class ExtenderResource {
   @Path("inspect")
   @Produces(MediaType.APPLICATION_JSON)
   public Response inspect() {
-    return answer("inspect", () -> new Inspection(LedgerInspection.of(ledger).nodes(), GangInspection.of(gangs, gangGate, gangPlanning)));
+    return answer("inspect", () -> ExtenderCodec.write(new Inspection(LedgerInspection.of(ledger).nodes(), GangInspection.of(gangs, gangGate, gangPlanning))));
   }
 
   @GET
@@ -153,11 +153,11 @@ public class ExtenderResource {
         .orElseGet(() -> Response.status(404).entity(ExtenderCodec.write(Map.of("error", "no GPUs known on node " + node))).build());
   }
 
-  private Response answer(String verb, Supplier<Object> work) {
+  private Response answer(String verb, Supplier<byte[]> work) {
     try {
       var result = work.get();
       metrics.record(verb, "ok");
-      return Response.ok(ExtenderCodec.write(result)).build();
+      return Response.ok(result).build();
     } catch (ExtenderCodec.MalformedRequest e) {
       metrics.record(verb, "malformed");
       return badRequest(e.getMessage());

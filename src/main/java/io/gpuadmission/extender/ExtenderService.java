@@ -39,14 +39,10 @@ public class ExtenderService {
     return new ExtenderWire.FilterResult(passedNodes(args.nodes(), result.passed()), null, result.failed(), result.unresolvable(), "");
   }
 
-  List<ExtenderWire.HostPriority> prioritize(ExtenderWire.Args args) {
+  List<PlacementDecider.NodeScore> prioritize(ExtenderWire.Args args) {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
-    return gangs.prioritize(args.pod(), names)
-        .orElseGet(() -> decider.prioritize(GpuAsk.of(args.pod(), policies.current()), names))
-        .stream()
-        .map(s -> new ExtenderWire.HostPriority(s.node(), s.score()))
-        .toList();
+    return gangs.prioritize(args.pod(), names).orElseGet(() -> decider.prioritize(GpuAsk.of(args.pod(), policies.current()), names));
   }
 
   /** Full Node objects (nodeCacheCapable: false): GPUs of nodes our informer has not shown yet. */

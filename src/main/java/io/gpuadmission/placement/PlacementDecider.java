@@ -20,9 +20,6 @@ public final class PlacementDecider {
   /** kube-scheduler's {@code MaxExtenderPriority}. */
   public static final int MAX_SCORE = 10;
 
-  /** Pair scores outweigh any strategy score: topology decides first for whole GPUs. */
-  private static final double TOPOLOGY_FIRST = 1e6;
-
   private final GpuLedger ledger;
   private final Supplier<GpuPolicy> policies;
   private final Optional<TaskDistribution> workload;
@@ -159,7 +156,7 @@ public final class PlacementDecider {
   public List<NodeScore> prioritize(GpuAsk ask, List<String> nodes) {
     var raw = new double[nodes.size()];
     var fits = new boolean[nodes.size()];
-    var s = strategies();
+    var scorer = new NodeScorer(strategies(), ledger, ask);
     double best = Double.POSITIVE_INFINITY;
     double worst = Double.NEGATIVE_INFINITY;
     for (int i = 0; i < nodes.size() && !passesUntouched(ask); i++) {
@@ -167,10 +164,10 @@ public final class PlacementDecider {
       if (view.isEmpty()) {
         continue;
       }
-      var score = rawScore(s, ask, nodes.get(i), view.get());
-      if (score.isPresent()) {
+      var score = scorer.score(nodes.get(i), view.get());
+      if (!Double.isNaN(score)) {
         fits[i] = true;
-        raw[i] = score.get();
+        raw[i] = score;
         best = Math.min(best, raw[i]);
         worst = Math.max(worst, raw[i]);
       }
@@ -188,15 +185,15 @@ public final class PlacementDecider {
    * plugins' scores to ours; the trace simulator has no others); ties go to the earlier node.
    */
   public Optional<String> best(GpuAsk ask, List<String> nodes) {
-    var s = strategies();
+    var scorer = new NodeScorer(strategies(), ledger, ask);
     String best = null;
     var bestScore = Double.POSITIVE_INFINITY;
     for (var name : nodes) {
       var view = ledger.view(name);
       if (view.isPresent()) {
-        var score = rawScore(s, ask, name, view.get());
-        if (score.isPresent() && score.get() < bestScore) {
-          bestScore = score.get();
+        var score = scorer.score(name, view.get());
+        if (score < bestScore) {
+          bestScore = score;
           best = name;
         }
       }
@@ -223,23 +220,6 @@ public final class PlacementDecider {
         };
     return gpus.<Choice>map(g -> new Choice.Chosen(java.util.Arrays.stream(g).boxed().toList()))
         .orElseGet(() -> new Choice.Refused("node " + node + ": no GPU choice for " + ask));
-  }
-
-  /**
-   * Lower is better; empty when the ask does not fit. Shares (and, where CPU is counted, pods
-   * without GPUs) by the share strategy; whole GPUs by the best-connected set first, then by the
-   * same strategy.
-   */
-  private Optional<Double> rawScore(PlacementStrategies s, GpuAsk ask, String name, NodeGpus view) {
-    var scoring = s.shareScoring(placementLabel(name), ledger);
-    var score = scoring.scoreNode(view, ask.task());
-    if (score.isEmpty()) {
-      return Optional.empty();
-    }
-    if (ask.kind() != GpuAsk.Kind.WHOLE) {
-      return Optional.of(score.getAsDouble());
-    }
-    return s.whole(ask).choose(s.withLinks(view), ask.count()).map(choice -> -choice.setScore() * TOPOLOGY_FIRST + score.getAsDouble());
   }
 
   /** A pod without GPUs, where CPU is not counted, is kube-scheduler's business alone. */

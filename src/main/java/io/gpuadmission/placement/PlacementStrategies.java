@@ -13,9 +13,9 @@ import io.gpuadmission.allocator.TopologyParser;
 import io.gpuadmission.allocator.WholeGpuStrategy;
 import io.gpuadmission.policy.AllocatorPolicy;
 import io.gpuadmission.policy.GpuPolicy;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The allocator objects a policy names, built once per policy snapshot (and, for FGD, once per
@@ -27,7 +27,10 @@ final class PlacementStrategies {
   private final WholeGpuStrategy nvlinked;
   private final ScoringPolicy binpack;
   private final ScoringPolicy spread;
-  private final Map<String, Optional<LinkMatrix>> links = new HashMap<>();
+  /** Read for every node of a decision: a concurrent map, so that readers never take a lock. */
+  private final Map<String, Optional<LinkMatrix>> links = new ConcurrentHashMap<>();
+  /** The policy's {@code sharedMemory.placement} label, null when the node's label decides. */
+  private final String placement;
   private final Optional<TaskDistribution> workload;
   private volatile Fgd fgd;
 
@@ -43,6 +46,7 @@ final class PlacementStrategies {
     this.nvlinked = new NvLinkStrategy(whole);
     this.binpack = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, whole);
     this.spread = new HeuristicPolicy(HeuristicPolicy.Kind.SPREAD, whole);
+    this.placement = policy.sharedMemory().placement().map(p -> p.label()).orElse(null);
   }
 
   GpuPolicy policy() {
@@ -68,8 +72,7 @@ final class PlacementStrategies {
    * the node's {@code ack.node.gpu.placement} label, else {@code allocator.memoryShare}.
    */
   ScoringPolicy shareScoring(Optional<String> nodePlacement, GpuLedger ledger) {
-    var chosen =
-        policy.sharedMemory().placement().map(p -> p.label()).or(() -> nodePlacement).orElse(null);
+    var chosen = placement != null ? placement : nodePlacement.orElse(null);
     if ("binpack".equals(chosen)) {
       return binpack;
     }
@@ -91,8 +94,9 @@ final class PlacementStrategies {
         : node;
   }
 
-  private synchronized Optional<LinkMatrix> linksFor(String model) {
-    return links.computeIfAbsent(model, m -> Optional.ofNullable(policy.allocator().topologies().get(m)).flatMap(PlacementStrategies::parse));
+  private Optional<LinkMatrix> linksFor(String model) {
+    var known = links.get(model);
+    return known != null ? known : links.computeIfAbsent(model, m -> Optional.ofNullable(policy.allocator().topologies().get(m)).flatMap(PlacementStrategies::parse));
   }
 
   private static Optional<LinkMatrix> parse(String text) {

@@ -149,7 +149,7 @@ class GangPlacementTest {
 
     Map<String, Long> prioritize(String pod) {
       var scores = new LinkedHashMap<String, Long>();
-      service.prioritize(ExtenderCodec.args(args(pod))).forEach(p -> scores.put(p.host(), p.score()));
+      service.prioritize(ExtenderCodec.args(args(pod))).forEach(p -> scores.put(p.node(), (long) p.score()));
       return scores;
     }
 

@@ -1,0 +1,86 @@
+package io.gpuadmission.extender;
+
+import io.gpuadmission.placement.GpuClaim;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.GpuNodeCapacity;
+import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.policy.PolicyStore;
+import java.io.IOException;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+
+/**
+ * The extender's filter and prioritize without HTTP: request bytes in, decode, decision over the
+ * ledger, answer bytes out, for the load harness' ExtenderArgs of 500 and 5,000 node names (copied
+ * under {@code bench/}). The ledger is {@code bench/extender-bench.sh}'s cluster: 5,000 nodes of 8
+ * V100 16 GB and 20,000 bound 4 GiB shares. Run with {@code bench/jmh.sh ExtenderPathBenchmark -prof
+ * gc}: {@code gc.alloc.rate.norm} (bytes per request) is the figure machine load cannot move.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+public class ExtenderPathBenchmark {
+  static final int CLUSTER_NODES = 5000;
+  static final int GPU_PODS = 20000;
+
+  @Param({"500", "5000"})
+  public int nodes;
+
+  private byte[] args;
+  private ExtenderService service;
+
+  @Setup
+  public void setUp() throws IOException {
+    try (var in = getClass().getResourceAsStream("/bench/extender-args-" + nodes + ".json")) {
+      args = in.readAllBytes();
+    }
+    var policies = new PolicyStore();
+    var ledger = benchLedger();
+    var decider = new PlacementDecider(ledger, policies::current);
+    var gangs = new io.gpuadmission.gang.GangRegistry(policies::current);
+    var gate = new io.gpuadmission.gang.GangGate(
+        gangs, new io.gpuadmission.gang.GangPlanning(decider, ledger, java.util.List::of, gangs), policies::current, java.time.Duration.ofSeconds(60));
+    service = new ExtenderService(decider, gate, policies, ledger);
+  }
+
+  /** The cluster of {@code bench/ExtenderBenchCluster}, straight into a ledger. */
+  static GpuLedger benchLedger() {
+    var ledger = new GpuLedger();
+    for (int n = 0; n < CLUSTER_NODES; n++) {
+      ledger.putNode(new GpuNodeCapacity(name(n), "Tesla-V100-SXM2-16GB", Collections.nCopies(8, 15L), Optional.empty()));
+    }
+    for (int p = 0; p < GPU_PODS; p++) {
+      ledger.confirm(GpuClaim.bound("uid-" + p, "bench/share-" + p, name(p % CLUSTER_NODES), List.of(p / CLUSTER_NODES % 8), 4));
+    }
+    return ledger;
+  }
+
+  private static String name(int n) {
+    return String.format("gpu-node-%05d", n);
+  }
+
+  @Benchmark
+  public byte[] filter() {
+    return ExtenderCodec.filterAnswer(service.filter(ExtenderCodec.args(args)));
+  }
+
+  @Benchmark
+  public byte[] prioritize() {
+    return ExtenderCodec.prioritizeAnswer(service.prioritize(ExtenderCodec.args(args)));
+  }
+
+  @Benchmark
+  public Object decodeOnly() {
+    return ExtenderCodec.args(args);
+  }
+}
