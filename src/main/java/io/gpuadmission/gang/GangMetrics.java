@@ -1,5 +1,6 @@
 package io.gpuadmission.gang;
 
+import io.gpuadmission.metrics.Meters;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -35,6 +36,8 @@ public final class GangMetrics {
   private final Timer placement;
 
   public GangMetrics(MeterRegistry registry) {
+    // A gauge left by an earlier application in this JVM would read that application's counts.
+    Meters.forget(registry, "gpu_admission_gangs");
     for (var state : State.values()) {
       var count = new AtomicInteger();
       gangs.put(state, count);
