@@ -13,11 +13,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
-import java.security.cert.X509Certificate;
 import java.time.Duration;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManager;
-import javax.net.ssl.X509TrustManager;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientOptions;
@@ -55,7 +53,7 @@ class BodySizeLimitTest {
 
   private HttpResponse<String> post(HttpClient.Version version, byte[] body) throws Exception {
     var tls = SSLContext.getInstance("TLS");
-    tls.init(null, new TrustManager[] {new TrustAll()}, new SecureRandom());
+    tls.init(null, new TrustManager[] {io.gpuadmission.support.TrustAnything.manager()}, new SecureRandom());
     var client = HttpClient.newBuilder().version(version).sslContext(tls).connectTimeout(Duration.ofSeconds(5)).build();
     var request = HttpRequest.newBuilder(URI.create(base + "mutate")).timeout(Duration.ofSeconds(20))
         .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(body)).build();
@@ -98,19 +96,6 @@ class BodySizeLimitTest {
           + "\"reason\":\"RequestEntityTooLarge\",\"status\":\"Failure\"}");
     } finally {
       client.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
-    }
-  }
-
-  private static final class TrustAll implements X509TrustManager {
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType) {}
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType) {}
-
-    @Override
-    public X509Certificate[] getAcceptedIssuers() {
-      return new X509Certificate[0];
     }
   }
 }

@@ -12,7 +12,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,9 +20,6 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManager;
-import javax.net.ssl.X509TrustManager;
 
 /**
  * Soak: the packaged webhook watching a mock cluster that keeps changing, under mixed reviews at a
@@ -71,7 +67,7 @@ public final class Soak {
 
   private static void run(Process webhook, SoakCluster cluster, List<Review> reviews, int port, double minutes, int rate,
       double windowMinutes, int warmupSeconds) throws Exception {
-    var client = HttpClient.newBuilder().sslContext(trustAll()).connectTimeout(Duration.ofSeconds(5))
+    var client = HttpClient.newBuilder().sslContext(io.gpuadmission.support.TrustAnything.context()).connectTimeout(Duration.ofSeconds(5))
         .executor(Executors.newFixedThreadPool(4)).build();
     var base = "https://127.0.0.1:" + port;
     awaitReady(client, base);
@@ -242,22 +238,5 @@ public final class Soak {
       }
     }
     return fallback;
-  }
-
-  private static SSLContext trustAll() throws Exception {
-    var context = SSLContext.getInstance("TLS");
-    context.init(null, new TrustManager[] {new X509TrustManager() {
-      @Override
-      public void checkClientTrusted(X509Certificate[] chain, String authType) {}
-
-      @Override
-      public void checkServerTrusted(X509Certificate[] chain, String authType) {}
-
-      @Override
-      public X509Certificate[] getAcceptedIssuers() {
-        return new X509Certificate[0];
-      }
-    }}, null);
-    return context;
   }
 }

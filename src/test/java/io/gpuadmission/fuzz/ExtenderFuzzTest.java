@@ -7,7 +7,6 @@ import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.vertx.core.Vertx;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpMethod;
 import jakarta.inject.Inject;
@@ -18,15 +17,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
-import java.security.GeneralSecurityException;
-import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManager;
-import javax.net.ssl.X509TrustManager;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -59,7 +53,7 @@ class ExtenderFuzzTest {
   void everyExtenderBodyGetsAWellFormedAnswerOrAReason() throws Exception {
     var corpus = ExtenderCorpus.load();
     var fuzzer = new JsonFuzzer(SEED);
-    var client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).sslContext(trustingAnything())
+    var client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).sslContext(io.gpuadmission.support.TrustAnything.context())
         .connectTimeout(HANG).build();
     var failures = new TreeMap<String, String>();
     var outcomes = new TreeMap<String, Integer>();
@@ -129,22 +123,5 @@ class ExtenderFuzzTest {
     var message = String.valueOf(e.getMessage());
     var line = message.lines().findFirst().orElse("");
     return e.getClass().getSimpleName() + ": " + (line.length() > 80 ? line.substring(0, 80) : line);
-  }
-
-  private static SSLContext trustingAnything() throws GeneralSecurityException {
-    var context = SSLContext.getInstance("TLS");
-    context.init(null, new TrustManager[] {new X509TrustManager() {
-      @Override
-      public void checkClientTrusted(X509Certificate[] chain, String authType) {}
-
-      @Override
-      public void checkServerTrusted(X509Certificate[] chain, String authType) {}
-
-      @Override
-      public X509Certificate[] getAcceptedIssuers() {
-        return new X509Certificate[0];
-      }
-    }}, null);
-    return context;
   }
 }

@@ -32,25 +32,7 @@ final class TlsClients {
 
   /** For looking at what is served, whoever signed it. */
   static SSLContext trustingAnything() throws GeneralSecurityException {
-    var context = SSLContext.getInstance("TLS");
-    context.init(
-        null,
-        new javax.net.ssl.TrustManager[] {
-          new javax.net.ssl.X509TrustManager() {
-            @Override
-            public void checkClientTrusted(X509Certificate[] chain, String authType) {}
-
-            @Override
-            public void checkServerTrusted(X509Certificate[] chain, String authType) {}
-
-            @Override
-            public X509Certificate[] getAcceptedIssuers() {
-              return new X509Certificate[0];
-            }
-          }
-        },
-        null);
-    return context;
+    return io.gpuadmission.support.TrustAnything.context();
   }
 
   /**
