@@ -109,9 +109,16 @@ final class ExtenderAnswerCheck {
     return names;
   }
 
+  /** Numbers read exactly: a node name sent as 1E-330 must not become 0.0 here when the service keeps its text. */
+  private static final com.fasterxml.jackson.databind.ObjectMapper EXACT =
+      com.fasterxml.jackson.databind.json.JsonMapper.builder()
+          .enable(com.fasterxml.jackson.databind.DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+          .nodeFactory(com.fasterxml.jackson.databind.node.JsonNodeFactory.withExactBigDecimals(true))
+          .build();
+
   private static JsonNode requestTree(byte[] request) {
     try {
-      return KubernetesJson.mapper().readTree(request);
+      return EXACT.readTree(request);
     } catch (IOException | RuntimeException notJson) {
       return null;
     }
