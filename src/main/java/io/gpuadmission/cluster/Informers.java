@@ -18,9 +18,23 @@ final class Informers {
 
   private Informers() {}
 
-  /** Starts without waiting; fabric8 keeps retrying the initial list in the background. */
+  /**
+   * Starts without waiting, and keeps retrying (fabric8's reconnect, with exponential backoff)
+   * whatever fails: by default fabric8 stops an informer whose first list fails (an API server not
+   * up yet, RBAC not yet in force) and one whose watch fails with anything but 410 Gone, and it
+   * would never list again. Each failure is one WARN line, at most one a minute per informer.
+   */
   static <T> SharedIndexInformer<T> start(SharedIndexInformer<T> informer, String what) {
     RUNNING.add(informer);
+    var lastWarned = new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
+    informer.exceptionHandler((started, failure) -> {
+      var now = System.nanoTime();
+      var last = lastWarned.get();
+      if ((last == Long.MIN_VALUE || now - last > 60_000_000_000L) && lastWarned.compareAndSet(last, now)) {
+        LOG.warnf("%s informer: %s; retrying with backoff", what, firstLine(failure));
+      }
+      return true;
+    });
     informer
         .start()
         .whenComplete(
@@ -30,6 +44,12 @@ final class Informers {
               }
             });
     return informer;
+  }
+
+  private static String firstLine(Throwable failure) {
+    var cause = failure.getCause() != null && failure.getMessage() != null && failure.getMessage().contains("Exception") ? failure.getCause() : failure;
+    var message = String.valueOf(cause.getMessage());
+    return cause.getClass().getSimpleName() + ": " + message.lines().findFirst().orElse("");
   }
 
   static void stop(SharedIndexInformer<?> informer) {

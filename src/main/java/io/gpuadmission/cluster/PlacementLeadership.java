@@ -31,6 +31,15 @@ public final class PlacementLeadership implements AutoCloseable {
   private final LeaderGate gate;
   private final Supplier<GpuPolicy> policies;
   private volatile CompletableFuture<?> running;
+  /** Changes when this replica starts or stops leading: a pod list of an earlier term must not open the gate. */
+  private final java.util.concurrent.atomic.AtomicLong terms = new java.util.concurrent.atomic.AtomicLong();
+  private volatile Duration retry = Duration.ofSeconds(2);
+  private final java.util.concurrent.ScheduledExecutorService rebuilds =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+        var thread = new Thread(r, "placement-leader-rebuild");
+        thread.setDaemon(true);
+        return thread;
+      });
 
   public PlacementLeadership(KubernetesClient client, GpuLedger ledger, LeaderGate gate, Supplier<GpuPolicy> policies) {
     this.client = client;
@@ -40,6 +49,7 @@ public final class PlacementLeadership implements AutoCloseable {
   }
 
   public PlacementLeadership start(String namespace, String leaseName, Timing timing) {
+    retry = timing.retryPeriod();
     var config =
         new LeaderElectionConfigBuilder()
             .withName(leaseName)
@@ -57,6 +67,7 @@ public final class PlacementLeadership implements AutoCloseable {
   /** Steps down (waiting for binds in flight), then releases the Lease. */
   @Override
   public void close() {
+    rebuilds.shutdownNow();
     gate.stepDown();
     var future = running;
     if (future != null) {
@@ -64,14 +75,42 @@ public final class PlacementLeadership implements AutoCloseable {
     }
   }
 
+  /**
+   * Holding the Lease, reads the pods before opening the gate, off fabric8's election thread (it
+   * calls back synchronously and must go on renewing the Lease); when that list fails (the API
+   * server away, RBAC not in force yet) it is tried again every retry period for as long as this
+   * replica holds the Lease, so a leader never holds the Lease with its gate shut for good.
+   */
   private void becomeLeader() {
-    var claims = BoundPods.list(client, policies.get());
-    ledger.rebuild(claims);
-    gate.lead();
-    LOG.infof("%s leads placement: ledger rebuilt from %d bound GPU pods", gate.identity(), claims.size());
+    var term = terms.incrementAndGet();
+    rebuilds.execute(() -> rebuildThenLead(term));
+  }
+
+  private void rebuildThenLead(long term) {
+    if (terms.get() != term) {
+      return;
+    }
+    try {
+      var claims = BoundPods.list(client, policies.get());
+      ledger.rebuild(claims);
+      synchronized (terms) {
+        if (terms.get() != term) {
+          return; // stepped down while listing
+        }
+        gate.lead();
+      }
+      LOG.infof("%s leads placement: ledger rebuilt from %d bound GPU pods", gate.identity(), claims.size());
+    } catch (RuntimeException e) {
+      LOG.warnf("%s holds the placement Lease but cannot list the pods to rebuild its ledger (%s); binds wait, retrying in %s",
+          gate.identity(), e.getMessage(), retry);
+      rebuilds.schedule(() -> rebuildThenLead(term), retry.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
   }
 
   private void stopLeading() {
+    synchronized (terms) {
+      terms.incrementAndGet();
+    }
     gate.stepDown();
     LOG.infof("%s stopped leading placement", gate.identity());
   }

@@ -53,8 +53,9 @@ final class ExtenderCodec {
 
   static ExtenderWire.BindingArgs bindingArgs(byte[] body) {
     var args = read(body, ExtenderWire.BindingArgs.class, "ExtenderBindingArgs");
-    if (blank(args.podName()) || blank(args.podNamespace()) || blank(args.node())) {
-      throw new MalformedRequest("ExtenderBindingArgs needs PodName, PodNamespace and Node");
+    if (blank(args.podName()) || blank(args.podNamespace()) || blank(args.node()) || blank(args.podUid())) {
+      // kube-scheduler always sends the UID: without it a bind could land on a pod recreated under the name.
+      throw new MalformedRequest("ExtenderBindingArgs needs PodName, PodNamespace, PodUID and Node");
     }
     // Names kube-scheduler takes from objects the API server validated: anything else is no pod.
     if (!KubernetesNames.isNamespace(args.podNamespace())) {

@@ -91,7 +91,9 @@ public final class PodBinder {
     }
     var ask = GpuAsk.of(pod, policies.get());
     if (ask.kind() == GpuAsk.Kind.NONE) {
-      return createBinding(request, pod);
+      // kube-scheduler hands bind to an extender only for pods asking its managed resources; a
+      // request for any other pod did not come from it, and must not place that pod anywhere.
+      return "pod " + request.pod() + " asks for no GPU resource gpu-admission places; kube-scheduler binds it itself";
     }
     var uid = pod.getMetadata().getUid();
     var gang =

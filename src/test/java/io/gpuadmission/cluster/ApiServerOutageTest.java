@@ -55,6 +55,22 @@ class ApiServerOutageTest {
   }
 
   @Test
+  void informersStartedBeforeTheApiServerIsUpListOnceItIs() throws Exception {
+    try (var mock = MockApiServer.start(3, null)) {
+      mock.stop();
+      var ledger = new io.gpuadmission.placement.GpuLedger();
+      try (var client = mock.informerClient();
+          var watcher = new LedgerWatcher(client, ledger, io.gpuadmission.policy.PolicyParser::builtInDefault).start()) {
+        // The first lists fail (connection refused): fabric8 would stop such an informer for good.
+        Thread.sleep(1500);
+        assertThat(ledger.nodes()).isEmpty();
+        mock.restart();
+        await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(ledger.nodes()).hasSize(3));
+      }
+    }
+  }
+
+  @Test
   void answersFromTheLastKnownStateWhileTheApiServerIsAwayAndResyncsWhenItReturns() throws Exception {
     try (var apiServer = MockApiServer.start(5, M40); var client = apiServer.informerClient(); var webhook = new Webhook(client)) {
       await().atMost(WITHIN).until(() -> webhook.nodes.nodes().size() == 5 && webhook.store.active().source() == PolicySource.CONFIGMAP

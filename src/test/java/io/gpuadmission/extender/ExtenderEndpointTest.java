@@ -126,6 +126,21 @@ class ExtenderEndpointTest {
   }
 
   @Test
+  void bindOfAPodWithoutGpusIsRefusedAndPlacesNothing() {
+    await().atMost(Duration.ofSeconds(20)).until(gate::leading);
+    var pod = client.resource(new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata().withName("cpu-victim").withNamespace("default").endMetadata()
+        .withNewSpec().addNewContainer().withName("c").withImage("busybox").endContainer().endSpec().build()).create();
+    try {
+      var args = Map.of("PodName", "cpu-victim", "PodNamespace", "default", "PodUID", pod.getMetadata().getUid(), "Node", CGPU_B);
+      assertThat(json(post("/extender/bind", KubernetesJson.mapper().valueToTree(args).toString()).statusCode(200).extract().asString()))
+          .isEqualTo(json("{\"Error\":\"pod default/cpu-victim asks for no GPU resource gpu-admission places; kube-scheduler binds it itself\"}"));
+      assertThat(client.bindings().inNamespace("default").withName("cpu-victim").get()).isNull();
+    } finally {
+      client.resource(pod).delete();
+    }
+  }
+
+  @Test
   void bindOfADeletedPodAnswersWithAnError() {
     await().atMost(Duration.ofSeconds(20)).until(gate::leading);
 
@@ -143,10 +158,12 @@ class ExtenderEndpointTest {
     assertThat(json(post("/extender/prioritize", "{\"Pod\":{\"metadata\":{\"name\":\"p\"}}}").statusCode(400).extract().asString()))
         .isEqualTo(json("{\"Error\":\"ExtenderArgs without NodeNames or Nodes\"}"));
     assertThat(json(post("/extender/bind", "{\"PodName\":\"p\"}").statusCode(400).extract().asString()))
-        .isEqualTo(json("{\"Error\":\"ExtenderBindingArgs needs PodName, PodNamespace and Node\"}"));
-    assertThat(json(post("/extender/bind", "{\"PodName\":\"p/../x\",\"PodNamespace\":\"default\",\"Node\":\"n\"}").statusCode(400).extract().asString()))
+        .isEqualTo(json("{\"Error\":\"ExtenderBindingArgs needs PodName, PodNamespace, PodUID and Node\"}"));
+    assertThat(json(post("/extender/bind", "{\"PodName\":\"p\",\"PodNamespace\":\"default\",\"Node\":\"n\"}").statusCode(400).extract().asString()))
+        .isEqualTo(json("{\"Error\":\"ExtenderBindingArgs needs PodName, PodNamespace, PodUID and Node\"}"));
+    assertThat(json(post("/extender/bind", "{\"PodName\":\"p/../x\",\"PodNamespace\":\"default\",\"PodUID\":\"u\",\"Node\":\"n\"}").statusCode(400).extract().asString()))
         .isEqualTo(json("{\"Error\":\"PodName \\\"p/../x\\\" is not a pod name (a DNS subdomain)\"}"));
-    assertThat(json(post("/extender/bind", "{\"PodName\":\"p\",\"PodNamespace\":\"Default\",\"Node\":\"n\"}").statusCode(400).extract().asString()))
+    assertThat(json(post("/extender/bind", "{\"PodName\":\"p\",\"PodNamespace\":\"Default\",\"PodUID\":\"u\",\"Node\":\"n\"}").statusCode(400).extract().asString()))
         .isEqualTo(json("{\"Error\":\"PodNamespace \\\"Default\\\" is not a namespace name (a DNS label)\"}"));
     assertThat(json(post("/extender/bind", "[]").statusCode(400).extract().asString()).path("Error").asText()).startsWith("not a JSON ExtenderBindingArgs: ");
   }

@@ -45,6 +45,9 @@ class SchedulerOverlayTest {
     // checks the name the serving certificate has (the main Service's, selecting the same pods).
     var service = (Service) find(objects, "Service", host[1], host[0]);
     assertThat(service.getMetadata().getName()).isEqualTo("gpu-admission-placement");
+    // Not a Service the ServiceMonitor scrapes (it selects app.kubernetes.io/name): the leader would count twice.
+    assertThat(service.getMetadata().getLabels() == null ? Map.<String, String>of() : service.getMetadata().getLabels())
+        .doesNotContainKey("app.kubernetes.io/name");
     assertServicePortReachesHttps(objects, service, url.getPort(), Map.of(LeaderPodLabel.LABEL, "true"));
     var serverName = extender.path("tlsConfig").path("serverName").asText().split("\\.");
     assertThat(serverName).hasSize(3).endsWith("svc");
