@@ -38,7 +38,14 @@ public final class GangCoordinator implements AutoCloseable {
   /** How long a plan may wait for its binds; how long a fresh plan holds before the informer shows it. */
   public record Timing(Duration planTimeout, Duration unseenFor) {}
 
-  private record Written(MemberPlan plan, Instant until) {}
+  private record Written(MemberPlan plan, Instant until, Set<Integer> hostPorts) {}
+
+  /** Host ports of the members this replica has just planned, by node, until the pods show the plans. */
+  private Map<String, Set<Integer>> writtenPorts() {
+    var out = new java.util.HashMap<String, Set<Integer>>();
+    written.values().forEach(w -> out.computeIfAbsent(w.plan().node(), n -> new java.util.HashSet<>()).addAll(w.hostPorts()));
+    return out;
+  }
 
   private final GangRegistry registry;
   private final GangPlanning planning;
@@ -133,6 +140,10 @@ public final class GangCoordinator implements AutoCloseable {
       var state = gate.whileLeading(() -> act(gang, status)).orElseGet(() -> observe(gang, status));
       state.ifPresent(s -> counts.merge(s, 1, Integer::sum));
     }
+    gate.whileLeading(() -> {
+      registry.orphans().forEach(this::releaseOrphan);
+      return true;
+    });
     reported.keySet().retainAll(seen);
     avoid.keySet().retainAll(seen);
     var alive = new HashSet<String>();
@@ -167,7 +178,7 @@ public final class GangCoordinator implements AutoCloseable {
     var marked = complete.unbound().stream().filter(m -> m.planMarked() || written.containsKey(m.uid())).toList();
     if (!marked.isEmpty()) {
       var plan = currentPlan(complete, now);
-      var sick = plan.flatMap(p -> unhealthy(complete, now));
+      var sick = plan.flatMap(p -> unhealthy(complete, now)).or(() -> plan.flatMap(p -> nodeGone(complete, now)));
       if (plan.isPresent() && sick.isEmpty() && !now.isAfter(plan.get().madeAt().plus(timing.planTimeout()))) {
         return Optional.of(State.PLANNED);
       }
@@ -183,17 +194,28 @@ public final class GangCoordinator implements AutoCloseable {
         release(gang, marked, "the plan was incomplete or its GPUs were taken", false);
       }
     }
-    var outcome = planning.plan(gang, complete, avoid.getOrDefault(gang, Set.of()));
+    var outcome = planning.plan(gang, complete, avoid.getOrDefault(gang, Set.of()), writtenPorts());
     if (outcome instanceof GangPlanning.Outcome.NoRoom && avoid.containsKey(gang)) {
       // Without the nodes it could not be bound on it does not fit: try them again rather than never.
       avoid.remove(gang);
-      outcome = planning.plan(gang, complete);
+      outcome = planning.plan(gang, complete, Set.of(), writtenPorts());
     }
     if (outcome instanceof GangPlanning.Outcome.NoRoom noRoom) {
       report(gang, complete.unbound(), "GangWaiting", GangReasons.noRoom(gang, complete, noRoom));
       return Optional.of(State.NO_ROOM);
     }
     return Optional.of(write(gang, complete, (GangPlanning.Outcome.Planned) outcome, now) ? State.PLANNED : State.AWAITING_PLAN);
+  }
+
+  /** Why the plan cannot hold: a planned node was deleted, cordoned or relabelled out of a member's reach. */
+  private Optional<String> nodeGone(GangStatus.Complete complete, Instant now) {
+    for (var member : complete.unbound()) {
+      var plan = planOf(member, now);
+      if (plan.isPresent() && !planning.admits(member, plan.get().node())) {
+        return Optional.of("node " + plan.get().node() + " can no longer take " + member.name() + " (deleted, cordoned, tainted or relabelled)");
+      }
+    }
+    return Optional.empty();
   }
 
   /** Why the plan cannot hold: one of its GPUs became unhealthy since it was made. */
@@ -225,6 +247,11 @@ public final class GangCoordinator implements AutoCloseable {
         return Optional.empty();
       }
       var held = ledger.claim(member.uid());
+      if (held.isEmpty()) {
+        // The pod's event may have come before its node's (a restart): hold the plan's GPUs now.
+        var planned = GpuClaim.planned(member.uid(), member.pod(), plan.get().node(), plan.get().gpus(), Instant.MAX);
+        held = ledger.planSeen(planned) ? ledger.claim(member.uid()) : held;
+      }
       if (held.isEmpty() || !held.get().node().equals(plan.get().node()) || !held.get().gpus().equals(plan.get().gpus())) {
         return Optional.empty();
       }
@@ -274,7 +301,7 @@ public final class GangCoordinator implements AutoCloseable {
       }
     }
     for (int i = 0; i < members.size(); i++) {
-      written.put(members.get(i).uid(), new Written(plans.get(i), now.plus(timing.unseenFor())));
+      written.put(members.get(i).uid(), new Written(plans.get(i), now.plus(timing.unseenFor()), members.get(i).hostPorts()));
       var error = patcher.write(members.get(i), plans.get(i));
       if (error.isPresent()) {
         LOG.warnf("%s: writing the plan on %s failed (%s); released and planned again", gang, members.get(i).pod(), error.get());
@@ -312,6 +339,18 @@ public final class GangCoordinator implements AutoCloseable {
     } else {
       metrics.released();
     }
+  }
+
+  /**
+   * A pod that carries a plan but is no gang member any more (its job label removed, the policy's
+   * job label changed): its planned GPUs go back.
+   */
+  private void releaseOrphan(GangRegistry.Orphan orphan) {
+    LOG.infof("plan released on %s/%s: it is no member of a gang any more", orphan.namespace(), orphan.name());
+    written.remove(orphan.uid());
+    ledger.unplan(orphan.uid());
+    patcher.release(orphan.namespace(), orphan.name(), orphan.uid());
+    metrics.released();
   }
 
   /** An Event on the members once per change of what the gang is told. */

@@ -56,14 +56,27 @@ public final class GangPlanning {
 
   /** The plan, leaving out the nodes in {@code avoid}. */
   public Outcome plan(GangKey gang, GangStatus.Complete complete, Set<String> avoid) {
+    return plan(gang, complete, avoid, Map.of());
+  }
+
+  /** True while {@code node} exists and {@code member}'s own constraints admit it. */
+  public boolean admits(GangMember member, String node) {
+    return nodes.get().stream().anyMatch(n -> n.getMetadata().getName().equals(node) && member.constraints().admits(n)) && ledger.view(node).isPresent();
+  }
+
+  /**
+   * The plan, leaving out the nodes in {@code avoid} and nodes where {@code portsPlanned} (ports of
+   * plans just made, not yet on the pods) or any gang member holds a host port the gang needs.
+   */
+  public Outcome plan(GangKey gang, GangStatus.Complete complete, Set<String> avoid, Map<String, Set<Integer>> portsPlanned) {
     var members = complete.unbound().stream().map(GangMember::uid).toList();
     var generation = ledger.generation();
     var cached = outcomes.get(gang);
-    if (cached != null && cached.generation() == generation && cached.members().equals(members) && cached.avoid().equals(avoid)
+    if (portsPlanned.isEmpty() && cached != null && cached.generation() == generation && cached.members().equals(members) && cached.avoid().equals(avoid)
         && System.nanoTime() - cached.madeNanos() < FRESH_NANOS) {
       return cached.outcome();
     }
-    var outcome = planNow(complete, avoid);
+    var outcome = planNow(gang, complete, avoid, portsPlanned);
     outcomes.put(gang, new Cached(generation, members, Set.copyOf(avoid), System.nanoTime(), outcome));
     if (outcomes.size() > 10_000) {
       outcomes.clear(); // gangs come and go; a cache that only grows would hold every gang ever seen
@@ -71,12 +84,18 @@ public final class GangPlanning {
     return outcome;
   }
 
-  private Outcome planNow(GangStatus.Complete complete, Set<String> avoid) {
+  private Outcome planNow(GangKey gang, GangStatus.Complete complete, Set<String> avoid, Map<String, Set<Integer>> portsPlanned) {
     var groups = new LinkedHashMap<NodeConstraints, List<GangMember>>();
     complete.unbound().forEach(m -> groups.computeIfAbsent(m.constraints(), c -> new ArrayList<>()).add(m));
     var ports = new HashSet<Integer>();
     complete.unbound().forEach(m -> ports.addAll(m.hostPorts()));
-    var portsInUse = ports.isEmpty() ? Map.<String, Set<Integer>>of() : registry.hostPortsByNode();
+    var portsInUse = new java.util.HashMap<String, Set<Integer>>();
+    if (!ports.isEmpty()) {
+      // Other gangs' members only: this gang's own planned members are being planned again.
+      var own = new HashSet<>(complete.unbound().stream().map(GangMember::uid).toList());
+      registry.hostPortsByNode(own).forEach((n, p) -> portsInUse.computeIfAbsent(n, k -> new HashSet<>()).addAll(p));
+      portsPlanned.forEach((n, p) -> portsInUse.computeIfAbsent(n, k -> new HashSet<>()).addAll(p));
+    }
     var all = nodes.get();
     var planned = new ArrayList<GangGroup>();
     var eligible = new HashSet<String>();

@@ -1,6 +1,8 @@
 package io.gpuadmission.gang;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.placement.MemberPlan;
 import io.gpuadmission.policy.GpuPolicy;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -22,6 +24,10 @@ public final class GangRegistry {
   private final Map<String, GangMember> byUid = new HashMap<>();
   private final Map<GangKey, Map<String, GangMember>> byGang = new HashMap<>();
   private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+  private final Map<String, Orphan> orphans = new HashMap<>();
+
+  /** A pending pod that carries a plan but is no gang member (any more). */
+  public record Orphan(String namespace, String name, String uid) {}
 
   public GangRegistry(Supplier<GpuPolicy> policies) {
     this.policies = policies;
@@ -39,8 +45,13 @@ public final class GangRegistry {
       return;
     }
     var member = GangMember.of(pod, policies.get());
+    var unbound = pod.getSpec() == null || pod.getSpec().getNodeName() == null || pod.getSpec().getNodeName().isEmpty();
     synchronized (this) {
       remove(uid);
+      orphans.remove(uid);
+      if (member.isEmpty() && unbound && MemberPlan.marked(pod) && !GpuAnnotations.finished(pod) && pod.getMetadata().getDeletionTimestamp() == null) {
+        orphans.put(uid, new Orphan(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), uid));
+      }
       member.ifPresent(m -> {
         byUid.put(uid, m);
         byGang.computeIfAbsent(m.gang(), k -> new LinkedHashMap<>()).put(uid, m);
@@ -56,8 +67,14 @@ public final class GangRegistry {
     }
     synchronized (this) {
       remove(uid);
+      orphans.remove(uid);
     }
     listeners.forEach(Runnable::run);
+  }
+
+  /** Pods with a plan that are no gang members; the leader takes their plans off. */
+  public synchronized List<Orphan> orphans() {
+    return List.copyOf(orphans.values());
   }
 
   public synchronized List<GangMember> members(GangKey gang) {
@@ -68,12 +85,19 @@ public final class GangRegistry {
     return Optional.ofNullable(byUid.get(uid));
   }
 
-  /** The host ports bound members of every gang take, by node: a planned member must not ask for one of them there. */
-  public synchronized Map<String, Set<Integer>> hostPortsByNode() {
+  /**
+   * The host ports members of every gang take or are planned to take, by node: a member planned
+   * there must not ask for one of them.
+   */
+  public synchronized Map<String, Set<Integer>> hostPortsByNode(Set<String> except) {
     var out = new HashMap<String, Set<Integer>>();
     for (var member : byUid.values()) {
-      if (member.bound() && !member.hostPorts().isEmpty()) {
-        out.computeIfAbsent(member.node(), n -> new java.util.TreeSet<>()).addAll(member.hostPorts());
+      if (except.contains(member.uid())) {
+        continue;
+      }
+      var node = member.bound() ? Optional.of(member.node()) : member.plan().map(p -> p.node());
+      if (node.isPresent() && !member.hostPorts().isEmpty()) {
+        out.computeIfAbsent(node.get(), n -> new java.util.TreeSet<>()).addAll(member.hostPorts());
       }
     }
     return out;
@@ -84,6 +108,7 @@ public final class GangRegistry {
     synchronized (this) {
       byUid.clear();
       byGang.clear();
+      orphans.clear();
     }
     pods.forEach(this::current);
   }

@@ -23,11 +23,9 @@ final class PlacementTimes {
   /** The time to report for a gang now all bound, or empty (already reported, or not all bound here). */
   Optional<Duration> placed(GangKey gang, GangStatus.Complete complete) {
     var lastCreated = complete.bound().stream().map(GangMember::created).max(Instant::compareTo).orElse(Instant.EPOCH);
-    if (!measured.add(gang + "@" + lastCreated)) {
-      return Optional.empty();
-    }
     var binds = complete.bound().stream().map(m -> boundAt.get(m.uid())).toList();
-    if (lastCreated.equals(Instant.EPOCH) || !binds.stream().allMatch(Objects::nonNull)) {
+    // The informer may show the last member bound before its bind has reported here: wait for it.
+    if (lastCreated.equals(Instant.EPOCH) || !binds.stream().allMatch(Objects::nonNull) || !measured.add(gang + "@" + lastCreated)) {
       return Optional.empty();
     }
     return Optional.of(Duration.between(lastCreated, binds.stream().max(Instant::compareTo).orElseThrow()));

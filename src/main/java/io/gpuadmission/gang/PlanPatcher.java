@@ -29,10 +29,19 @@ final class PlanPatcher {
     return patch(member, MemberPlan.released(), false);
   }
 
+  /** The same for a pod that is no gang member any more. */
+  Optional<String> release(String namespace, String name, String uid) {
+    return patch(namespace, name, uid, MemberPlan.released(), false);
+  }
+
   private Optional<String> patch(GangMember member, Map<String, ?> annotations, boolean mustExist) {
-    var body = Map.of("metadata", Map.of("uid", member.uid(), "annotations", annotations));
+    return patch(member.namespace(), member.name(), member.uid(), annotations, mustExist);
+  }
+
+  private Optional<String> patch(String namespace, String name, String uid, Map<String, ?> annotations, boolean mustExist) {
+    var body = Map.of("metadata", Map.of("uid", uid, "annotations", annotations));
     try {
-      client.pods().inNamespace(member.namespace()).withName(member.name())
+      client.pods().inNamespace(namespace).withName(name)
           .patch(PatchContext.of(PatchType.JSON_MERGE), client.getKubernetesSerialization().asJson(body));
       return Optional.empty();
     } catch (KubernetesClientException e) {

@@ -532,4 +532,54 @@ class GangPlacementTest {
     assertThat(indices).containsExactly("0,3", "1,2", "4,7", "5,6");
     assertThat(Set.copyOf(events("GangPlanned"))).hasSize(4);
   }
+
+  @Test
+  void aCordonedPlannedNodeReleasesThePlanAtOnce() {
+    var replica = leader();
+    member("bert", 0, "2", 4, V100);
+    member("bert", 1, "2", 4, V100);
+    await().atMost(Duration.ofSeconds(10)).until(() -> !plans("bert", 2).containsValue(""));
+    assertThat(plans("bert", 2).values()).allMatch(p -> p.startsWith("dgx1-a"));
+    admin.nodes().withName("dgx1-a").edit(n -> new io.fabric8.kubernetes.api.model.NodeBuilder(n).editOrNewSpec().withUnschedulable(true).endSpec().build());
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> plans("bert", 2).values().stream().allMatch(p -> p.startsWith("dgx1-b")));
+    assertThat(events("GangPlanReleased")).contains("bert-worker-0: gang \"ml/bert\": plan released: node dgx1-a can no longer take"
+        + " bert-worker-0 (deleted, cordoned, tainted or relabelled)");
+    assertThat(replica.counter("gpu_admission_gang_plans_total", "outcome", "timed_out")).isZero();
+  }
+
+  @Test
+  void aPlannedPodThatLeavesItsGangGivesItsGpusBack() {
+    var replica = leader();
+    member("bert", 0, "2", 4, V100);
+    member("bert", 1, "2", 4, V100);
+    await().atMost(Duration.ofSeconds(10)).until(() -> !plans("bert", 2).containsValue(""));
+    admin.pods().inNamespace(NS).withName("bert-worker-1").edit(p -> new PodBuilder(p).editMetadata().removeFromLabels("gpu-topology").endMetadata().build());
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> plans("bert", 2).values().stream().allMatch(String::isEmpty));
+    await().atMost(Duration.ofSeconds(5)).until(() -> replica.ledger.claims().isEmpty());
+  }
+
+  @Test
+  void twoGangsOnTheHostNetworkPlannedTogetherNeverShareANode() {
+    var replica = leader();
+    for (var job : List.of("pa", "pz")) {
+      for (int i = 0; i < 2; i++) {
+        var template = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("gang/bert-worker.yaml")), Pod.class);
+        admin.resource(new PodBuilder(template).editMetadata().withName(job + "-worker-" + i)
+            .addToLabels("gpu-topology", job).addToLabels("gpu-topology-replica", "2").endMetadata()
+            .editSpec().editFirstContainer().addNewPort().withName("pytorchjob-port").withContainerPort(23456).endPort()
+            .editResources().addToLimits("aliyun.com/gpu", new io.fabric8.kubernetes.api.model.Quantity("1")).endResources()
+            .endContainer().endSpec().build()).create();
+      }
+    }
+    // Three pool nodes, four members that each need port 23456: one gang is planned, the other has room for one.
+    await().atMost(Duration.ofSeconds(10)).until(() -> !plans("pa", 2).containsValue("") || !plans("pz", 2).containsValue(""));
+    replica.coordinator.reconcile();
+    var nodes = new ArrayList<String>();
+    for (var job : List.of("pa", "pz")) {
+      plans(job, 2).values().stream().filter(p -> !p.isEmpty()).forEach(p -> nodes.add(p.substring(0, p.indexOf(' '))));
+    }
+    assertThat(nodes).hasSize(2).doesNotHaveDuplicates();
+  }
 }
