@@ -83,10 +83,10 @@ public final class PlacementLeadership implements AutoCloseable {
    */
   private void becomeLeader() {
     var term = terms.incrementAndGet();
-    rebuilds.execute(() -> rebuildThenLead(term));
+    rebuilds.execute(() -> rebuildThenLead(term, 0));
   }
 
-  private void rebuildThenLead(long term) {
+  private void rebuildThenLead(long term, int attempt) {
     if (terms.get() != term) {
       return;
     }
@@ -101,9 +101,12 @@ public final class PlacementLeadership implements AutoCloseable {
       }
       LOG.infof("%s leads placement: ledger rebuilt from %d bound GPU pods", gate.identity(), claims.size());
     } catch (RuntimeException e) {
-      LOG.warnf("%s holds the placement Lease but cannot list the pods to rebuild its ledger (%s); binds wait, retrying in %s",
-          gate.identity(), e.getMessage(), retry);
-      rebuilds.schedule(() -> rebuildThenLead(term), retry.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      // One line at the first failure, then about one a minute while it lasts.
+      if (attempt % Math.max(1, (int) (60_000 / Math.max(1, retry.toMillis()))) == 0) {
+        LOG.warnf("%s holds the placement Lease but cannot list the pods to rebuild its ledger (%s); binds wait, retrying every %s",
+            gate.identity(), e.getMessage(), retry);
+      }
+      rebuilds.schedule(() -> rebuildThenLead(term, attempt + 1), retry.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
     }
   }
 
