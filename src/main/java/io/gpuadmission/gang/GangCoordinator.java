@@ -2,7 +2,6 @@ package io.gpuadmission.gang;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.gang.GangMetrics.State;
-import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
@@ -28,9 +27,10 @@ import org.jboss.logging.Logger;
  * Makes and keeps the gang plans, on the placement leader only (inside its {@link LeaderGate}, so
  * two replicas never hold two plans for one gang): when a gang's last member exists, one plan for
  * all its pending members, held in the ledger and written on the members (which makes
- * kube-scheduler retry them at once); a plan whose member is deleted before binding, that is
- * incomplete or whose GPUs were taken, or that is not bound in time, is released and remade.
- * Bound members keep their GPUs. Runs on a change of any member and every second.
+ * kube-scheduler retry them); a plan whose member is deleted before binding, that is incomplete,
+ * whose GPUs were taken or turned unhealthy, whose node is gone or cordoned, or that is not bound
+ * in time, is released and remade; a pod that leaves its gang gives its plan back. Bound members
+ * keep their GPUs. Runs on a change of any member and every second.
  */
 public final class GangCoordinator implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(GangCoordinator.class);
@@ -39,13 +39,6 @@ public final class GangCoordinator implements AutoCloseable {
   public record Timing(Duration planTimeout, Duration unseenFor) {}
 
   private record Written(MemberPlan plan, Instant until, Set<Integer> hostPorts) {}
-
-  /** Host ports of the members this replica has just planned, by node, until the pods show the plans. */
-  private Map<String, Set<Integer>> writtenPorts() {
-    var out = new java.util.HashMap<String, Set<Integer>>();
-    written.values().forEach(w -> out.computeIfAbsent(w.plan().node(), n -> new java.util.HashSet<>()).addAll(w.hostPorts()));
-    return out;
-  }
 
   private final GangRegistry registry;
   private final GangPlanning planning;
@@ -178,7 +171,7 @@ public final class GangCoordinator implements AutoCloseable {
     var marked = complete.unbound().stream().filter(m -> m.planMarked() || written.containsKey(m.uid())).toList();
     if (!marked.isEmpty()) {
       var plan = currentPlan(complete, now);
-      var sick = plan.flatMap(p -> unhealthy(complete, now)).or(() -> plan.flatMap(p -> nodeGone(complete, now)));
+      var sick = plan.flatMap(p -> PlanHealth.whyNot(complete.unbound(), m -> planOf(m, now), ledger, planning));
       if (plan.isPresent() && sick.isEmpty() && !now.isAfter(plan.get().madeAt().plus(timing.planTimeout()))) {
         return Optional.of(State.PLANNED);
       }
@@ -205,31 +198,6 @@ public final class GangCoordinator implements AutoCloseable {
       return Optional.of(State.NO_ROOM);
     }
     return Optional.of(write(gang, complete, (GangPlanning.Outcome.Planned) outcome, now) ? State.PLANNED : State.AWAITING_PLAN);
-  }
-
-  /** Why the plan cannot hold: a planned node was deleted, cordoned or relabelled out of a member's reach. */
-  private Optional<String> nodeGone(GangStatus.Complete complete, Instant now) {
-    for (var member : complete.unbound()) {
-      var plan = planOf(member, now);
-      if (plan.isPresent() && !planning.admits(member, plan.get().node())) {
-        return Optional.of("node " + plan.get().node() + " can no longer take " + member.name() + " (deleted, cordoned, tainted or relabelled)");
-      }
-    }
-    return Optional.empty();
-  }
-
-  /** Why the plan cannot hold: one of its GPUs became unhealthy since it was made. */
-  private Optional<String> unhealthy(GangStatus.Complete complete, Instant now) {
-    for (var member : complete.unbound()) {
-      var plan = planOf(member, now);
-      if (plan.isPresent()) {
-        var sick = plan.get().gpus().stream().filter(ledger.unhealthy(plan.get().node())::contains).toList();
-        if (!sick.isEmpty()) {
-          return Optional.of("GPU" + (sick.size() == 1 ? " " : "s ") + GpuAnnotations.join(sick) + " of " + plan.get().node() + " became unhealthy");
-        }
-      }
-    }
-    return Optional.empty();
   }
 
   /**
@@ -277,6 +245,13 @@ public final class GangCoordinator implements AutoCloseable {
       written.remove(member.uid());
     }
     return Optional.of(mine.plan());
+  }
+
+  /** Host ports of the members this replica has just planned, by node, until the pods show the plans. */
+  private Map<String, Set<Integer>> writtenPorts() {
+    var out = new java.util.HashMap<String, Set<Integer>>();
+    written.values().forEach(w -> out.computeIfAbsent(w.plan().node(), n -> new java.util.HashSet<>()).addAll(w.hostPorts()));
+    return out;
   }
 
   /** A member this replica is binding now (or has just bound): its plan is no longer the gang's to release. */
