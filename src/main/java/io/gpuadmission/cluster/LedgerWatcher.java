@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuClaim;
@@ -62,20 +61,8 @@ public final class LedgerWatcher implements AutoCloseable {
   public LedgerWatcher start() {
     var nodes = client.nodes().withLimit(BoundPods.PAGE).runnableInformer(0);
     nodes.removeNamespaceIndex();
-    var source =
-        new NodeSource() {
-          @Override
-          public void subscribe(Consumer<Node> current, Consumer<Node> gone) {
-            nodes.addEventHandler(Informers.handler(current, gone));
-          }
-
-          @Override
-          public List<Node> list() {
-            return nodes.getStore().list();
-          }
-        };
     informers.add(nodes);
-    start(source);
+    start(NodeSource.over(nodes));
     Informers.start(nodes, "placement");
     return this;
   }
@@ -99,6 +86,12 @@ public final class LedgerWatcher implements AutoCloseable {
       informers.add(Informers.start(informer, "placement"));
     }
     return this;
+  }
+
+  /** The nodes this watcher reads (its own watch, or the one it was started with); empty before start. */
+  public List<Node> nodes() {
+    var current = nodes;
+    return current == null ? List.of() : current.list();
   }
 
   /** The GPU pods the informer holds now, stripped as the ledger keeps them. */

@@ -1,6 +1,7 @@
 package io.gpuadmission.cluster;
 
 import io.fabric8.kubernetes.api.model.Node;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -11,4 +12,19 @@ public interface NodeSource {
 
   /** The nodes known now. */
   List<Node> list();
+
+  /** The nodes of {@code informer}: its events, its store. */
+  static NodeSource over(SharedIndexInformer<Node> informer) {
+    return new NodeSource() {
+      @Override
+      public void subscribe(Consumer<Node> current, Consumer<Node> gone) {
+        informer.addEventHandler(Informers.handler(current, gone));
+      }
+
+      @Override
+      public List<Node> list() {
+        return informer.getStore().list();
+      }
+    };
+  }
 }

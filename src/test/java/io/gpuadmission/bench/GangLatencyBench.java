@@ -8,7 +8,6 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.gpuadmission.cluster.LedgerWatcher;
-import io.gpuadmission.cluster.NodeSource;
 import io.gpuadmission.gang.GangCoordinator;
 import io.gpuadmission.gang.GangEvents;
 import io.gpuadmission.gang.GangGate;
@@ -35,7 +34,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.DelayQueue;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 /**
  * How long a gang takes from its last member's creation to all members bound, on the mock API
@@ -144,42 +142,18 @@ public final class GangLatencyBench {
     final PodBinder binder;
     final LedgerWatcher watcher;
     final GangCoordinator coordinator;
-    final io.fabric8.kubernetes.client.informers.SharedIndexInformer<Node> nodes;
+    final GpuPolicy policy;
 
     Replica(KubernetesClient client, GpuPolicy policy) {
+      this.policy = policy;
       var leader = LeaderGate.alone("bench");
       decider = new PlacementDecider(ledger, () -> policy);
       var registry = new GangRegistry(() -> policy);
-      nodes = client.nodes().inform();
-      var planning = new GangPlanning(decider, ledger, () -> nodes.getStore().list(), registry);
+      watcher = new LedgerWatcher(client, ledger, () -> policy).alsoTell(registry::current, registry::gone);
+      var planning = new GangPlanning(decider, ledger, watcher::nodes, registry);
       gate = new GangGate(registry, planning, () -> policy, Duration.ofSeconds(60));
       binder = new PodBinder(client, ledger, decider, leader, () -> policy, Clock.systemUTC(), Duration.ofSeconds(30));
-      watcher = new LedgerWatcher(client, ledger, () -> policy).alsoTell(registry::current, registry::gone).start(new NodeSource() {
-        @Override
-        public void subscribe(Consumer<Node> current, Consumer<Node> gone) {
-          nodes.addEventHandler(new ResourceEventHandler<>() {
-            @Override
-            public void onAdd(Node node) {
-              current.accept(node);
-            }
-
-            @Override
-            public void onUpdate(Node old, Node node) {
-              current.accept(node);
-            }
-
-            @Override
-            public void onDelete(Node node, boolean unknown) {
-              gone.accept(node);
-            }
-          });
-        }
-
-        @Override
-        public List<Node> list() {
-          return nodes.getStore().list();
-        }
-      });
+      watcher.start();
       coordinator = new GangCoordinator(client, registry, planning, ledger, leader, Clock.systemUTC(),
           new GangCoordinator.Timing(Duration.ofSeconds(60), Duration.ofSeconds(30)),
           new GangEvents(client, Clock.systemUTC()), new GangMetrics(new SimpleMeterRegistry())).start();
@@ -189,7 +163,6 @@ public final class GangLatencyBench {
     public void close() {
       coordinator.close();
       watcher.close();
-      nodes.close();
     }
   }
 
@@ -250,7 +223,7 @@ public final class GangLatencyBench {
           }
           var pod = client.pods().inNamespace(NS).withName(attempt.pod).get();
           var names = new ArrayList<>(replica.ledger.nodes());
-          var filtered = replica.gate.filter(pod, names).orElseGet(() -> replica.decider.filter(GpuAsk.of(pod, PolicyParser.builtInDefault()), names));
+          var filtered = replica.gate.filter(pod, names).orElseGet(() -> replica.decider.filter(GpuAsk.of(pod, replica.policy), names));
           if (filtered.passed().isEmpty()) {
             var n = failures.merge(attempt.pod, 1, Integer::sum);
             var backoff = Math.min(MAX_BACKOFF.toNanos(), INITIAL_BACKOFF.toNanos() << Math.min(n - 1, 10));
