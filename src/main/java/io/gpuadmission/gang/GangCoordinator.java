@@ -215,11 +215,6 @@ public final class GangCoordinator implements AutoCloseable {
         return Optional.empty();
       }
       var held = ledger.claim(member.uid());
-      if (held.isEmpty()) {
-        // The pod's event may have come before its node's (a restart): hold the plan's GPUs now.
-        var planned = GpuClaim.planned(member.uid(), member.pod(), plan.get().node(), plan.get().gpus(), Instant.MAX);
-        held = ledger.planSeen(planned) ? ledger.claim(member.uid()) : held;
-      }
       if (held.isEmpty() || !held.get().node().equals(plan.get().node()) || !held.get().gpus().equals(plan.get().gpus())) {
         return Optional.empty();
       }

@@ -139,15 +139,17 @@ public final class GpuLedger {
    * free or the pod already holds GPUs of its own.
    */
   public synchronized boolean plan(GpuClaim planned, Instant until) {
-    return putPlanned(planned.in(Phase.PLANNED, until));
+    return putPlanned(planned.in(Phase.PLANNED, until), false);
   }
 
   /**
    * A pending pod shows a plan on its annotations: it holds those GPUs until the plan is removed
-   * or the pod binds. False when they are taken (the plan is stale; the leader remakes it).
+   * or the pod binds. False when they are taken (the plan is stale; the leader remakes it). On a
+   * node not seen yet (after a restart the pods may come before the nodes) the claim is kept, as a
+   * bound pod's is, and counts once the node arrives.
    */
   public synchronized boolean planSeen(GpuClaim planned) {
-    return putPlanned(planned.in(Phase.PLANNED, Instant.MAX));
+    return putPlanned(planned.in(Phase.PLANNED, Instant.MAX), true);
   }
 
   /** The plan was released by this replica: the member's planned GPUs are free. */
@@ -169,7 +171,7 @@ public final class GpuLedger {
     }
   }
 
-  private boolean putPlanned(GpuClaim planned) {
+  private boolean putPlanned(GpuClaim planned, boolean seen) {
     var existing = claims.get(planned.podUid());
     if (existing != null && existing.phase() != Phase.PLANNED) {
       return false;
@@ -178,6 +180,10 @@ public final class GpuLedger {
       remove(planned.podUid());
     }
     var node = views.get(planned.node());
+    if (node == null && seen && !capacity.containsKey(planned.node())) {
+      put(planned);
+      return true;
+    }
     if (node == null || !fits(node, planned)) {
       if (existing != null) {
         put(existing);

@@ -92,4 +92,17 @@ class GpuLedgerTest {
     assertThat(free(0)).isEqualTo(16);
     assertThat(ledger.claimsOn("n")).isEmpty();
   }
+
+  @Test
+  void aPlanSeenBeforeItsNodeHoldsItsGpusOnceTheNodeArrives() {
+    var ledger = new GpuLedger();
+    var planned = GpuClaim.planned("u-1", "ml/bert-worker-0", "later", List.of(1), java.time.Instant.MAX);
+
+    assertThat(ledger.planSeen(planned)).isTrue();
+    ledger.putNode(new GpuNodeCapacity("later", "V100", List.of(16L, 16L), Optional.empty()));
+
+    assertThat(ledger.view("later").orElseThrow().gpus()).extracting(g -> g.wholeFree()).containsExactly(true, false);
+    // A plan the leader makes now must fit: on a node it has not seen it cannot.
+    assertThat(ledger.plan(GpuClaim.planned("u-2", "ml/bert-worker-1", "unseen", List.of(0), java.time.Instant.MAX), java.time.Instant.MAX)).isFalse();
+  }
 }
