@@ -1,7 +1,7 @@
 package io.gpuadmission.cluster;
 
 import io.fabric8.kubernetes.api.model.ConfigMap;
-import io.fabric8.kubernetes.api.model.EventBuilder;
+import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.gpuadmission.policy.InvalidPolicyException;
@@ -15,7 +15,6 @@ import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.time.Instant;
-import java.time.format.DateTimeFormatter;
 import org.jboss.logging.Logger;
 
 /**
@@ -97,31 +96,12 @@ public class PolicyWatcher {
   }
 
   private void publishEvent(ConfigMap configMap, String message) {
+    var about = new ObjectReferenceBuilder().withApiVersion("v1").withKind("ConfigMap").withName(configMap.getMetadata().getName())
+        .withNamespace(namespace.name()).withUid(configMap.getMetadata().getUid())
+        .withResourceVersion(configMap.getMetadata().getResourceVersion()).build();
     try {
-      var now = DateTimeFormatter.ISO_INSTANT.format(Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS));
-      var event =
-          new EventBuilder()
-              .withNewMetadata()
-              .withGenerateName(config.configMapName() + ".")
-              .withNamespace(namespace.name())
-              .endMetadata()
-              .withNewInvolvedObject()
-              .withApiVersion("v1")
-              .withKind("ConfigMap")
-              .withName(configMap.getMetadata().getName())
-              .withNamespace(namespace.name())
-              .withUid(configMap.getMetadata().getUid())
-              .withResourceVersion(configMap.getMetadata().getResourceVersion())
-              .endInvolvedObject()
-              .withType("Warning")
-              .withReason("InvalidPolicy")
-              .withMessage("policy not loaded, the previous one stays in force: " + truncate(message))
-              .withNewSource("gpu-admission", null)
-              .withFirstTimestamp(now)
-              .withLastTimestamp(now)
-              .withCount(1)
-              .build();
-      cluster.client().v1().events().inNamespace(namespace.name()).resource(event).create();
+      ClusterEvents.publish(cluster.client(), Instant.now(), about, "Warning", "InvalidPolicy",
+          "policy not loaded, the previous one stays in force: " + truncate(message));
     } catch (RuntimeException e) {
       LOG.warnf("could not publish an Event for the invalid policy: %s", e.getMessage());
     }
