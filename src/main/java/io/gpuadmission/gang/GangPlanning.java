@@ -59,9 +59,16 @@ public final class GangPlanning {
     return plan(gang, complete, avoid, Map.of());
   }
 
-  /** True while {@code node} exists and {@code member}'s own constraints admit it. */
-  public boolean admits(GangMember member, String node) {
-    return nodes.get().stream().anyMatch(n -> n.getMetadata().getName().equals(node) && member.constraints().admits(n)) && ledger.view(node).isPresent();
+  /** The nodes known now, by name. */
+  Map<String, Node> nodesByName() {
+    var out = new java.util.HashMap<String, Node>();
+    nodes.get().forEach(n -> out.put(n.getMetadata().getName(), n));
+    return out;
+  }
+
+  /** True while {@code node} (null when gone) has GPUs and {@code member}'s own constraints admit it. */
+  boolean admits(GangMember member, Node node) {
+    return node != null && ledger.view(node.getMetadata().getName()).isPresent() && member.constraints().admits(node);
   }
 
   /**

@@ -13,6 +13,7 @@ final class PlanHealth {
 
   /** The reason, or empty while every member's planned node and GPUs can still take it. */
   static Optional<String> whyNot(List<GangMember> unbound, Function<GangMember, Optional<MemberPlan>> planOf, GpuLedger ledger, GangPlanning planning) {
+    var nodes = planning.nodesByName();
     for (var member : unbound) {
       var plan = planOf.apply(member);
       if (plan.isEmpty()) {
@@ -22,7 +23,7 @@ final class PlanHealth {
       if (!sick.isEmpty()) {
         return Optional.of("GPU" + (sick.size() == 1 ? " " : "s ") + GpuAnnotations.join(sick) + " of " + plan.get().node() + " became unhealthy");
       }
-      if (!planning.admits(member, plan.get().node())) {
+      if (!planning.admits(member, nodes.get(plan.get().node()))) {
         return Optional.of("node " + plan.get().node() + " can no longer take " + member.name() + " (deleted, cordoned, tainted or relabelled)");
       }
     }

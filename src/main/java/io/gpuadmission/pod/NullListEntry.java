@@ -40,7 +40,22 @@ public final class NullListEntry {
     // Where the value sits in what the tokens were copied from (a review's object keeps its place
     // in the review): paths are told from here.
     JsonStreamContext outside = null;
+    var fieldSeen = false;
     for (var token = parser.nextToken(); token != null; token = parser.nextToken()) {
+      if (field != null && depth == 1 && token == JsonToken.FIELD_NAME) {
+        // Only that field's value is read: other fields (5,000 NodeNames) are skipped, and
+        // reading ends with it (kube-scheduler sends the Pod first).
+        if (fieldSeen) {
+          return Optional.empty();
+        }
+        if (!field.equalsIgnoreCase(parser.currentName())) {
+          parser.nextToken();
+          parser.skipChildren();
+          continue;
+        }
+        fieldSeen = true;
+        continue;
+      }
       if (token == JsonToken.START_OBJECT || token == JsonToken.START_ARRAY) {
         if (depth++ == 0) {
           outside = parser.getParsingContext().getParent();

@@ -181,6 +181,10 @@ class ExtenderEndpointTest {
                 + " decimal point, nor \"e\" notation exponential mark.");
     assertThat(json(post("/extender/prioritize", nullContainer).statusCode(400).extract().asString()).path("Error").asText())
         .isEqualTo("Pod.spec.containers[0] is null: an entry of a list cannot be empty (remove it, or give it its fields)");
+    // The check reads only the Pod, wherever it stands among the arguments.
+    var podLast = "{\"NodeNames\":[\"a\",\"b\"],\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[null]}}}";
+    assertThat(json(post("/extender/filter", podLast).statusCode(400).extract().asString()).path("Error").asText())
+        .isEqualTo("Pod.spec.containers[0] is null: an entry of a list cannot be empty (remove it, or give it its fields)");
     var nullEnv = nullContainer.replace("[null]", "[{\"name\":\"c\",\"env\":[{\"name\":\"A\"},null]}]");
     assertThat(json(post("/extender/filter", nullEnv).statusCode(400).extract().asString()).path("Error").asText())
         .isEqualTo("Pod.spec.containers[0].env[1] is null: an entry of a list cannot be empty (remove it, or give it its fields)");
