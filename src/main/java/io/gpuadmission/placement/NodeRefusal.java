@@ -80,9 +80,9 @@ public record NodeRefusal(String reason, boolean unresolvable) {
       free += gpu.wholeFree() ? 1 : 0;
       healthy += gpu.healthy() ? 1 : 0;
     }
-    var wanted = ", pod needs " + ask;
+    // The words are built only for a node that refuses: filter runs this for every node.
     if (healthy < ask.count()) {
-      return Optional.of(new NodeRefusal("node has " + healthy + " healthy GPUs" + wanted + sick(node), true));
+      return Optional.of(new NodeRefusal("node has " + healthy + " healthy GPUs, pod needs " + ask + sick(node), true));
     }
     if (ask.nvlink()) {
       var unlinked = nvlink(ask, node);
@@ -93,7 +93,7 @@ public record NodeRefusal(String reason, boolean unresolvable) {
     if (free >= ask.count()) {
       return Optional.empty();
     }
-    return Optional.of(new NodeRefusal(free + " of " + node.gpus().size() + " GPUs free" + wanted + sick(node), false));
+    return Optional.of(new NodeRefusal(free + " of " + node.gpus().size() + " GPUs free, pod needs " + ask + sick(node), false));
   }
 
   /**

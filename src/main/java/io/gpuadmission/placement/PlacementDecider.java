@@ -134,10 +134,10 @@ public final class PlacementDecider {
     var failed = new LinkedHashMap<String, String>();
     var unresolvable = new LinkedHashMap<String, String>();
     for (var name : nodes) {
+      // No lambdas per node: filter runs this for thousands of nodes per pod.
+      var view = ledger.view(name);
       var refusal =
-          ledger.view(name)
-              .map(v -> NodeRefusal.of(ask, s.judged(ask, v), resource))
-              .orElseGet(() -> Optional.of(NodeRefusal.withoutView(ledger, name)));
+          view.isPresent() ? NodeRefusal.of(ask, s.judged(ask, view.get()), resource) : Optional.of(NodeRefusal.withoutView(ledger, name));
       if (refusal.isEmpty()) {
         passed.add(name);
       } else {

@@ -36,6 +36,15 @@ public class ExtenderPathBenchmark {
   @Param({"500", "5000"})
   public int nodes;
 
+  /**
+   * The fixture's pod is a worker of a 4-replica topology job: alone in the bench cluster it is a
+   * gang member waiting for the rest, refused on every node with one reason ({@code gang}). With
+   * its job labels taken off it is placed on its own ({@code alone}), the path the goals of issue 8
+   * were set for.
+   */
+  @Param({"alone", "gang"})
+  public String pod;
+
   private byte[] args;
   private ExtenderService service;
 
@@ -43,6 +52,11 @@ public class ExtenderPathBenchmark {
   public void setUp() throws IOException {
     try (var in = getClass().getResourceAsStream("/bench/extender-args-" + nodes + ".json")) {
       args = in.readAllBytes();
+    }
+    if (pod.equals("alone")) {
+      var tree = (com.fasterxml.jackson.databind.node.ObjectNode) io.gpuadmission.admission.KubernetesJson.mapper().readTree(args);
+      ((com.fasterxml.jackson.databind.node.ObjectNode) tree.at("/Pod/metadata/labels")).remove(List.of("gpu-topology", "gpu-topology-replica"));
+      args = io.gpuadmission.admission.KubernetesJson.mapper().writeValueAsBytes(tree);
     }
     var policies = new PolicyStore();
     var ledger = benchLedger();
