@@ -214,17 +214,7 @@ class ManifestsTest {
         assertThat(object.getMetadata().getNamespace()).as("%s is cluster-scoped", id).isNull();
       }
       if (object instanceof RoleBinding binding) {
-        assertThat(binding.getSubjects())
-            .allSatisfy(
-                subject ->
-                    assertThat(
-                            has(
-                                objects,
-                                "ServiceAccount",
-                                subject.getNamespace(),
-                                subject.getName()))
-                        .as(id)
-                        .isTrue());
+        assertSubjectsExist(objects, binding.getSubjects(), id);
         if ("Role".equals(binding.getRoleRef().getKind())
             && !"kube-system".equals(binding.getMetadata().getNamespace())) {
           assertThat(
@@ -238,17 +228,7 @@ class ManifestsTest {
         }
       }
       if (object instanceof ClusterRoleBinding binding) {
-        assertThat(binding.getSubjects())
-            .allSatisfy(
-                subject ->
-                    assertThat(
-                            has(
-                                objects,
-                                "ServiceAccount",
-                                subject.getNamespace(),
-                                subject.getName()))
-                        .as(id)
-                        .isTrue());
+        assertSubjectsExist(objects, binding.getSubjects(), id);
         if (!binding.getRoleRef().getName().startsWith("system:")) {
           assertThat(has(objects, "ClusterRole", null, binding.getRoleRef().getName()))
               .as(id)
@@ -360,5 +340,10 @@ class ManifestsTest {
     var text = String.valueOf(goDuration);
     assertThat(text).matches("\\d+h");
     return Long.parseLong(text.substring(0, text.length() - 1));
+  }
+
+  /** Every subject a binding names is a ServiceAccount the rendered install creates. */
+  private static void assertSubjectsExist(List<HasMetadata> objects, List<io.fabric8.kubernetes.api.model.rbac.Subject> subjects, String id) {
+    assertThat(subjects).allSatisfy(subject -> assertThat(has(objects, "ServiceAccount", subject.getNamespace(), subject.getName())).as(id).isTrue());
   }
 }
