@@ -1,19 +1,22 @@
 package io.gpuadmission.admission;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import io.fabric8.kubernetes.api.model.Status;
-import jakarta.ws.rs.core.MediaType;
-import jakarta.ws.rs.core.Response;
 
-/** A 400 whose body is a Kubernetes Status naming what is wrong with the request. */
+/** The body of a 400: a Kubernetes Status naming what is wrong with the request. */
 final class BadRequest {
   private BadRequest() {}
 
-  static Response of(MalformedReviewException e) {
+  static byte[] of(MalformedReviewException e) {
     var status = new Status();
     status.setStatus("Failure");
     status.setCode(400);
     status.setReason("BadRequest");
     status.setMessage(e.getMessage());
-    return Response.status(Response.Status.BAD_REQUEST).type(MediaType.APPLICATION_JSON).entity(status).build();
+    try {
+      return KubernetesJson.mapper().writeValueAsBytes(status);
+    } catch (JsonProcessingException unexpected) {
+      throw new IllegalStateException("a Status always serializes", unexpected);
+    }
   }
 }

@@ -14,8 +14,9 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 /**
  * Refuses a body larger than {@code quarkus.http.limits.max-body-size} with 413 and a Kubernetes
  * Status saying why, before any of it is read, and closes the connection. kube-apiserver caps its
- * own requests at 3 MiB, so anything larger is not from it. Quarkus enforces the same limit on
- * bodies sent without a Content-Length, while reading them (its 413 has no reason body).
+ * own requests at 3 MiB, so anything larger is not from it. A body sent without a Content-Length
+ * is held to the same limit while it is read: by {@link AdmissionRoutes} for reviews, with the same
+ * answer, and by Quarkus for the other endpoints (its 413 has no reason body).
  */
 @ApplicationScoped
 public class BodySizeLimit {
@@ -42,13 +43,19 @@ public class BodySizeLimit {
       context.next();
       return;
     }
+    refuse(context, "request body of " + length + " bytes is larger than the " + limit + "-byte limit");
+  }
+
+  /**
+   * Answers 413 with a Status that says {@code what}, and ends the exchange: the rest of the body is
+   * not read.
+   */
+  static void refuse(RoutingContext context, String what) {
     var status = new Status();
     status.setStatus("Failure");
     status.setCode(413);
     status.setReason("RequestEntityTooLarge");
-    status.setMessage(
-        "request body of " + length + " bytes is larger than the " + limit
-            + "-byte limit; kube-apiserver never sends an AdmissionReview over 3 MiB");
+    status.setMessage(what + "; kube-apiserver never sends an AdmissionReview over 3 MiB");
     byte[] body;
     try {
       body = KubernetesJson.mapper().writeValueAsBytes(status);

@@ -20,6 +20,13 @@ public interface CertificateConfig {
   Duration checkPeriod();
 
   /**
+   * Serve HTTPS with OpenSSL (netty-tcnative's BoringSSL) when it loads here; false keeps the JDK's
+   * TLS engine. The protocols and cipher suites are the same either way.
+   */
+  @WithDefault("true")
+  boolean openssl();
+
+  /**
    * Make the CA and serving certificate in a Secret when none exists, renew them, serve them, and
    * write the CA into this service's webhook configurations (the install without cert-manager). Off
    * for local runs and for cert-manager, which does the same job.

@@ -19,12 +19,7 @@ final class RenderedObjects {
    * the app serves.
    */
   static void assertWebhooksCallTheServiceOnExistingPaths(List<HasMetadata> objects) {
-    var paths =
-        java.util.Arrays.stream(io.gpuadmission.admission.AdmissionResource.class.getMethods())
-            .map(m -> m.getAnnotation(jakarta.ws.rs.Path.class))
-            .filter(java.util.Objects::nonNull)
-            .map(p -> "/" + p.value())
-            .toList();
+    var paths = io.gpuadmission.admission.AdmissionRoutes.PATHS;
     for (var config : webhookClientConfigs(objects)) {
       var reference = config.getService();
       var service =

@@ -4,7 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /** The defaults of {@link CertificateConfig}, for tests that build the parts by hand. */
-final class TestCertificateConfig implements CertificateConfig {
+class TestCertificateConfig implements CertificateConfig {
   @Override
   public Path certFile() {
     return Path.of("unused.crt");
@@ -22,6 +22,11 @@ final class TestCertificateConfig implements CertificateConfig {
 
   @Override
   public boolean selfManaged() {
+    return true;
+  }
+
+  @Override
+  public boolean openssl() {
     return true;
   }
 
