@@ -45,10 +45,12 @@ public class AdmissionRoutes {
   }
 
   void install(@Observes Router router) {
-    router.post("/" + MutationService.ENDPOINT)
-        .handler(context -> read(context, MutationService.ENDPOINT, mutation::review));
-    router.post("/" + ValidationService.ENDPOINT)
-        .handler(context -> read(context, ValidationService.ENDPOINT, validation::review));
+    for (var endpoint : List.of(MutationService.ENDPOINT, ValidationService.ENDPOINT)) {
+      Function<DecodedReview, AdmissionResponse> service =
+          endpoint.equals(MutationService.ENDPOINT) ? mutation::review : validation::review;
+      router.post("/" + endpoint).handler(context -> read(context, endpoint, service));
+      router.route("/" + endpoint).handler(AdmissionRoutes::onlyPost);
+    }
   }
 
   /**
@@ -57,25 +59,30 @@ public class AdmissionRoutes {
    */
   private void read(RoutingContext context, String endpoint, Function<DecodedReview, AdmissionResponse> service) {
     var request = context.request();
-    var body = new BoundedBody(Buffer.buffer());
+    var body = new ReceivedBody(BodySizeLimit.declaredLength(context), bodyLimit);
     request.handler(chunk -> {
-      if (body.refused) {
-        return;
-      }
-      if ((long) body.bytes.length() + chunk.length() > bodyLimit) {
-        body.refused = true;
+      if (!body.refused() && !body.append(chunk)) {
         BodySizeLimit.refuse(context, "request body is larger than the " + bodyLimit + "-byte limit");
-        return;
       }
-      body.bytes.appendBuffer(chunk);
     });
     request.endHandler(end -> {
-      if (!body.refused) {
-        answer(context, endpoint, service, body.bytes.getBytes());
+      if (!body.refused()) {
+        answer(context, endpoint, service, body.bytes());
       }
     });
-    request.exceptionHandler(failure -> body.refused = true); // the connection is gone: nobody to answer
+    if ("100-continue".equalsIgnoreCase(request.getHeader(HttpHeaders.EXPECT))) {
+      // Clients that ask (curl does above 1 MiB) wait for this before they send the body.
+      context.response().writeContinue();
+    }
     request.resume();
+  }
+
+  /** Any other method on a review path: 405 naming the one that is served. */
+  private static void onlyPost(RoutingContext context) {
+    var body = StatusBody.of(405, "MethodNotAllowed",
+        context.request().method() + " is not served here: kube-apiserver sends AdmissionReviews with POST");
+    context.response().setStatusCode(405).putHeader(HttpHeaders.ALLOW, "POST")
+        .putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(Buffer.buffer(body));
   }
 
   private void answer(
@@ -86,7 +93,7 @@ public class AdmissionRoutes {
       answer = ReviewCodec.encode(service.apply(ReviewCodec.decode(body)));
     } catch (MalformedReviewException e) {
       metrics.record(endpoint, Outcome.MALFORMED, start);
-      context.response().setStatusCode(400).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(Buffer.buffer(BadRequest.of(e)));
+      context.response().setStatusCode(400).putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(Buffer.buffer(StatusBody.of(400, "BadRequest", e.getMessage())));
       return;
     } catch (RuntimeException bug) {
       // The services answer every failure they expect; this is a bug. Quarkus' failure handler
@@ -95,15 +102,5 @@ public class AdmissionRoutes {
       return;
     }
     context.response().putHeader(HttpHeaders.CONTENT_TYPE, JSON).end(Buffer.buffer(answer));
-  }
-
-  /** A request's body as it arrives; one request is read on one event loop, so plain fields do. */
-  private static final class BoundedBody {
-    final Buffer bytes;
-    boolean refused;
-
-    BoundedBody(Buffer bytes) {
-      this.bytes = bytes;
-    }
   }
 }

@@ -1,6 +1,5 @@
 package io.gpuadmission.admission;
 
-import io.fabric8.kubernetes.api.model.Status;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
@@ -32,13 +31,7 @@ public class BodySizeLimit {
   }
 
   private void check(RoutingContext context) {
-    var declared = context.request().getHeader(HttpHeaders.CONTENT_LENGTH);
-    long length;
-    try {
-      length = declared == null ? -1 : Long.parseLong(declared.trim());
-    } catch (NumberFormatException unreadable) {
-      length = -1;
-    }
+    var length = declaredLength(context);
     if (length <= limit) {
       context.next();
       return;
@@ -46,22 +39,22 @@ public class BodySizeLimit {
     refuse(context, "request body of " + length + " bytes is larger than the " + limit + "-byte limit");
   }
 
+  /** The request's Content-Length, or -1 when it has none (chunked) or an unreadable one. */
+  static long declaredLength(RoutingContext context) {
+    var declared = context.request().getHeader(HttpHeaders.CONTENT_LENGTH);
+    try {
+      return declared == null ? -1 : Long.parseLong(declared.trim());
+    } catch (NumberFormatException unreadable) {
+      return -1;
+    }
+  }
+
   /**
    * Answers 413 with a Status that says {@code what}, and ends the exchange: the rest of the body is
    * not read.
    */
   static void refuse(RoutingContext context, String what) {
-    var status = new Status();
-    status.setStatus("Failure");
-    status.setCode(413);
-    status.setReason("RequestEntityTooLarge");
-    status.setMessage(what + "; kube-apiserver never sends an AdmissionReview over 3 MiB");
-    byte[] body;
-    try {
-      body = KubernetesJson.mapper().writeValueAsBytes(status);
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-      throw new IllegalStateException("a Status always serializes", e);
-    }
+    var body = StatusBody.of(413, "RequestEntityTooLarge", what + "; kube-apiserver and kube-scheduler never send more than 3 MiB");
     var response = context.response().setStatusCode(413).putHeader(HttpHeaders.CONTENT_TYPE, "application/json");
     if (context.request().version() == HttpVersion.HTTP_2) {
       // One stream of a shared connection: answer it and reset it, leave the others running.

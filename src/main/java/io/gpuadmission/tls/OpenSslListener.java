@@ -37,5 +37,6 @@ public class OpenSslListener implements HttpServerOptionsCustomizer {
       return;
     }
     options.setSslEngineOptions(new OpenSSLEngineOptions().setSessionCacheEnabled(true));
+    LOG.infof("HTTPS served by %s", OpenSsl.versionString());
   }
 }

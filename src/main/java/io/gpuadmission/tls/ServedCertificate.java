@@ -108,7 +108,7 @@ public class ServedCertificate implements KeyStoreProvider {
     if (bundle.certificate().equals(served)) {
       return false;
     }
-    serve(bundle.key(), bundle.certificate());
+    serve(bundle.key(), new X509Certificate[] {bundle.certificate()});
     return true;
   }
 
@@ -123,7 +123,7 @@ public class ServedCertificate implements KeyStoreProvider {
       var pair = parse(cert, key);
       seenCert = cert;
       seenKey = key;
-      serve(pair.key(), pair.certificate());
+      serve(pair.key(), pair.chain());
       return true;
     } catch (GeneralSecurityException e) {
       // Not remembered as seen: a half-written pair is read again on the next check. Said once
@@ -162,38 +162,48 @@ public class ServedCertificate implements KeyStoreProvider {
       var bootstrap =
           CertificateIssuer.serving(
               ca, ca.caCertificates(), List.of("localhost"), now, Duration.ofDays(1));
-      serve(bootstrap.key(), bootstrap.certificate());
+      serve(bootstrap.key(), new X509Certificate[] {bootstrap.certificate()});
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("could not make a bootstrap certificate", e);
     }
   }
 
-  private void serve(PrivateKey key, X509Certificate certificate) {
-    keyManager.serve(key, new X509Certificate[] {certificate});
+  /** Serves {@code chain} (the leaf first, then any intermediates, as the file has them). */
+  private void serve(PrivateKey key, X509Certificate[] chain) {
+    keyManager.serve(key, chain);
+    var certificate = chain[0];
     served = certificate;
     LOG.infof(
         "serving certificate %s (expires %s)",
         certificate.getSubjectX500Principal().getName(), certificate.getNotAfter().toInstant());
   }
 
-  private record Pair(PrivateKey key, X509Certificate certificate) {}
+  private record Pair(PrivateKey key, X509Certificate[] chain) {}
 
   private static Pair parse(byte[] certPem, byte[] keyPem) throws GeneralSecurityException {
     if (certPem.length == 0 || keyPem.length == 0) {
       throw new GeneralSecurityException("a file is missing or empty");
     }
-    var certificate = Pem.readCertificates(new String(certPem, StandardCharsets.US_ASCII)).get(0);
+    var chain = Pem.readCertificates(new String(certPem, StandardCharsets.US_ASCII)).toArray(X509Certificate[]::new);
     var key = Pem.readPrivateKey(new String(keyPem, StandardCharsets.US_ASCII));
-    if (!matches(key, certificate)) {
+    if (signatureFor(key) == null) {
+      throw new GeneralSecurityException(
+          "the key is " + key.getAlgorithm() + "; the listener serves RSA and ECDSA keys (cert-manager:"
+              + " privateKey.algorithm RSA or ECDSA)");
+    }
+    if (!matches(key, chain[0])) {
       throw new GeneralSecurityException("the key does not belong to the certificate");
     }
-    return new Pair(key, certificate);
+    return new Pair(key, chain);
   }
 
   /** Signs a nonce with the key and verifies it with the certificate's public key. */
   static boolean matches(PrivateKey key, X509Certificate certificate) {
+    var algorithm = signatureFor(key);
+    if (algorithm == null) {
+      return false;
+    }
     try {
-      var algorithm = "EC".equals(key.getAlgorithm()) ? "SHA256withECDSA" : "SHA256withRSA";
       var nonce = "gpu-admission".getBytes(StandardCharsets.US_ASCII);
       var signer = Signature.getInstance(algorithm);
       signer.initSign(key);
@@ -206,6 +216,18 @@ public class ServedCertificate implements KeyStoreProvider {
     } catch (GeneralSecurityException | RuntimeException e) {
       return false;
     }
+  }
+
+  /**
+   * The signature that proves a key pair, for the key types the listener can serve; null for
+   * others (Ed25519: neither JSSE's key manager protocol nor OpenSSL's asks for it here).
+   */
+  private static String signatureFor(PrivateKey key) {
+    return switch (key.getAlgorithm()) {
+      case "EC" -> "SHA256withECDSA";
+      case "RSA" -> "SHA256withRSA";
+      default -> null;
+    };
   }
 
   private double notAfterSeconds() {

@@ -92,7 +92,7 @@ class BodySizeLimitTest {
 
       assertThat(answer).isEqualTo("413 " + version + " application/json "
           + "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"code\":413,\"message\":\"request body of 3145729 bytes is"
-          + " larger than the 3145728-byte limit; kube-apiserver never sends an AdmissionReview over 3 MiB\","
+          + " larger than the 3145728-byte limit; kube-apiserver and kube-scheduler never send more than 3 MiB\","
           + "\"reason\":\"RequestEntityTooLarge\",\"status\":\"Failure\"}");
     } finally {
       client.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
@@ -122,7 +122,7 @@ class BodySizeLimitTest {
 
       assertThat(answer).isEqualTo("413 " + version + " application/json "
           + "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"code\":413,\"message\":\"request body is"
-          + " larger than the 3145728-byte limit; kube-apiserver never sends an AdmissionReview over 3 MiB\","
+          + " larger than the 3145728-byte limit; kube-apiserver and kube-scheduler never send more than 3 MiB\","
           + "\"reason\":\"RequestEntityTooLarge\",\"status\":\"Failure\"}");
     } finally {
       client.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);

@@ -127,6 +127,29 @@ class CertificateRotationTest {
     }
   }
 
+  /** A certificate file with intermediates (cert-manager writes leaf then CA) is served whole. */
+  @Test
+  void servesTheWholeChainTheFileHolds() throws Exception {
+    awaitReady();
+    var crt = DIR.resolve("tls.crt");
+    var key = DIR.resolve("tls.key");
+    var originalCrt = Files.readAllBytes(crt);
+    var originalKey = Files.readAllBytes(key);
+    var leaf = serving(newCa("rotation-ca-chain"));
+    try {
+      Files.writeString(key, leaf.keyPem());
+      Files.writeString(crt, leaf.certificatePem() + leaf.caPem());
+
+      assertThat(served.check()).isTrue();
+      assertThat(TlsClients.handshakeChain(TlsClients.trustingAnything(), base.getPort(), "TLSv1.3"))
+          .containsExactly(leaf.certificate(), leaf.signingCa());
+    } finally {
+      Files.write(key, originalKey);
+      Files.write(crt, originalCrt);
+      served.check();
+    }
+  }
+
   /** Warm-up over: a cold JVM on a busy machine can take seconds for its first handshakes. */
   private void awaitReady() {
     io.gpuadmission.support.WebhookCalls.awaitReady(base);

@@ -41,11 +41,17 @@ final class TlsClients {
    */
   static X509Certificate handshake(SSLContext context, int port, String protocol)
       throws IOException {
+    return (X509Certificate) handshakeChain(context, port, protocol).get(0);
+  }
+
+  /** A new connection's handshake with {@code protocol}; the chain the server presented. */
+  static List<java.security.cert.Certificate> handshakeChain(SSLContext context, int port, String protocol)
+      throws IOException {
     try (var socket = (SSLSocket) context.getSocketFactory().createSocket("localhost", port)) {
       socket.setSoTimeout(30_000);
       socket.setEnabledProtocols(new String[] {protocol});
       socket.startHandshake();
-      return (X509Certificate) socket.getSession().getPeerCertificates()[0];
+      return List.of(socket.getSession().getPeerCertificates());
     }
   }
 }

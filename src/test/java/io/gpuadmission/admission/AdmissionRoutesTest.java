@@ -1,0 +1,67 @@
+package io.gpuadmission.admission;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gpuadmission.support.Fixtures;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.HttpVersion;
+import jakarta.inject.Inject;
+import java.net.URL;
+import java.nio.file.Files;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** The review paths as HTTP: other methods are told which one is served; Expect is honoured. */
+@QuarkusTest
+class AdmissionRoutesTest {
+  @TestHTTPResource(value = "/", tls = true)
+  URL base;
+
+  @Inject Vertx vertx;
+
+  @Test
+  void otherMethodsGet405NamingPost() {
+    var response = given().relaxedHTTPSValidation().baseUri(base.toString()).get("/validate");
+
+    assertThat(response.statusCode()).isEqualTo(405);
+    assertThat(response.header("Allow")).isEqualTo("POST");
+    assertThat(response.asString()).isEqualTo(
+        "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"code\":405,\"message\":\"GET is not served here:"
+            + " kube-apiserver sends AdmissionReviews with POST\",\"reason\":\"MethodNotAllowed\",\"status\":\"Failure\"}");
+  }
+
+  /** A client that sends {@code Expect: 100-continue} gets the go-ahead, then its answer. */
+  @ParameterizedTest
+  @EnumSource(value = HttpVersion.class, names = {"HTTP_1_1", "HTTP_2"})
+  void answersExpectContinue(HttpVersion version) throws Exception {
+    var body = Files.readAllBytes(Fixtures.path("reviews/pod-topology-worker.json"));
+    var client = vertx.createHttpClient(new HttpClientOptions().setSsl(true).setTrustAll(true).setVerifyHost(false)
+        .setUseAlpn(true).setProtocolVersion(version).setDefaultHost(base.getHost()).setDefaultPort(base.getPort()));
+    try {
+      var answer = client.request(HttpMethod.POST, "/mutate")
+          .compose(request -> {
+            request.putHeader("content-type", "application/json").putHeader("expect", "100-continue")
+                .putHeader("content-length", String.valueOf(body.length));
+            // The body goes only once the server said 100 Continue.
+            request.continueHandler(go -> request.end(Buffer.buffer(body)));
+            request.sendHead();
+            return request.response();
+          })
+          .compose(response -> response.body().map(text -> response.statusCode() + " " + text.toString().contains(
+              "\"uid\":\"3f0b7d5e-1c2a-4b8e-9d6f-0a1b2c3d4e5f\"")))
+          .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+
+      assertThat(answer).isEqualTo("200 true");
+    } finally {
+      client.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
+    }
+  }
+}
