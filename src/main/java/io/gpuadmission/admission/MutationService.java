@@ -1,5 +1,7 @@
 package io.gpuadmission.admission;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.gpuadmission.admission.AdmissionMetrics.Outcome;
 import io.gpuadmission.cluster.NodeInventory;
@@ -54,7 +56,7 @@ public class MutationService {
         return Responses.allow(review.uid(), result.warnings());
       }
       metrics.record(ENDPOINT, Outcome.PATCHED, start);
-      return Responses.patch(review.uid(), result.patch().toString(), result.warnings());
+      return Responses.patch(review.uid(), patchBytes(result.patch()), result.warnings());
     } catch (RuntimeException e) {
       UnjudgedLog.warn(ENDPOINT, "pod " + review.namespace() + "/" + review.objectName(), review.uid(), e);
       var gpuPod = RawPodInspector.asksForGpu(review.object(), policy);
@@ -71,6 +73,15 @@ public class MutationService {
           what + "; GPU pods are refused when they cannot be judged (policy failureMode.gpuPods: closed)."
               + " Check the pod's resources and labels, or see the webhook log for uid " + review.uid(),
           List.of());
+    }
+  }
+
+  /** The patch as UTF-8 JSON, written straight to bytes: the same text as its toString(), without the String. */
+  private static byte[] patchBytes(ArrayNode patch) {
+    try {
+      return KubernetesJson.mapper().writeValueAsBytes(patch);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("a JSON tree always serializes", e);
     }
   }
 }

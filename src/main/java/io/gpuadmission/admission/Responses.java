@@ -2,7 +2,6 @@ package io.gpuadmission.admission;
 
 import io.fabric8.kubernetes.api.model.Status;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
-import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
 
@@ -23,10 +22,11 @@ public final class Responses {
     return response;
   }
 
-  public static AdmissionResponse patch(String uid, String jsonPatch, List<String> warnings) {
+  /** An admission with a JSON Patch, given as its UTF-8 bytes (the wire carries them in base64). */
+  public static AdmissionResponse patch(String uid, byte[] jsonPatch, List<String> warnings) {
     var response = allow(uid, warnings);
     response.setPatchType("JSONPatch");
-    response.setPatch(Base64.getEncoder().encodeToString(jsonPatch.getBytes(StandardCharsets.UTF_8)));
+    response.setPatch(Base64.getEncoder().encodeToString(jsonPatch));
     return response;
   }
 

@@ -7,10 +7,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.TokenBuffer;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionRequest;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionReview;
 import java.io.IOException;
+import java.util.Locale;
 
 /** Reads AdmissionReview requests and writes AdmissionReview responses (admission.k8s.io/v1). */
 public final class ReviewCodec {
@@ -52,16 +54,17 @@ public final class ReviewCodec {
     if (review.request == null) {
       throw new MalformedReviewException("AdmissionReview has no request");
     }
-    var uid = review.request.path("uid");
-    if (!uid.isMissingNode() && !uid.isNull() && !uid.isTextual()) {
+    if (review.uidToken != null && review.uidToken != JsonToken.VALUE_NULL && review.uidToken != JsonToken.VALUE_STRING) {
       // Jackson would coerce a number or boolean to a string; the API server sends a UID string.
-      throw new MalformedReviewException("request.uid is " + uid.getNodeType().toString().toLowerCase(java.util.Locale.ROOT) + ": expected a string");
+      throw new MalformedReviewException("request.uid is " + typeName(review.uidToken) + ": expected a string");
     }
     AdmissionRequest request;
-    try {
-      request = MAPPER.treeToValue(review.request, AdmissionRequest.class);
+    try (var fields = review.request.asParser(MAPPER)) {
+      request = MAPPER.readValue(fields, AdmissionRequest.class);
     } catch (JsonProcessingException e) {
       throw new MalformedReviewException("request is malformed: " + firstLine(e.getOriginalMessage()));
+    } catch (IOException e) {
+      throw new IllegalStateException("tokens in memory always read", e);
     }
     if (request.getUid() == null || request.getUid().isBlank()) {
       throw new MalformedReviewException("request.uid is missing");
@@ -82,13 +85,15 @@ public final class ReviewCodec {
   }
 
   /**
-   * The review read in one pass: every field but the request's objects as trees (a few hundred
-   * bytes), the objects skipped over. The last of repeated keys wins, as in a tree.
+   * The review read in one pass: the envelope's fields as a small tree, the request's fields but
+   * its objects as tokens (mapped to an AdmissionRequest without a tree in between), the objects
+   * skipped over. The last of repeated keys wins, as in a tree.
    */
   private static final class WireReview {
     final byte[] body;
     final ObjectNode envelope = MAPPER.createObjectNode();
-    ObjectNode request;
+    TokenBuffer request;
+    JsonToken uidToken;
     ReviewObject object;
     ReviewObject oldObject;
 
@@ -106,13 +111,16 @@ public final class ReviewCodec {
           if (name.equals("request")) {
             request = null;
           }
-          envelope.set(name, valueTree(parser));
+          JsonNode value = MAPPER.readTree(parser);
+          envelope.set(name, value == null ? NullNode.getInstance() : value);
         }
       }
     }
 
     private void readRequest(JsonParser parser) throws IOException {
-      request = MAPPER.createObjectNode();
+      request = new TokenBuffer(parser);
+      request.writeStartObject();
+      uidToken = null;
       object = null;
       oldObject = null;
       while (parser.nextToken() == JsonToken.FIELD_NAME) {
@@ -121,15 +129,26 @@ public final class ReviewCodec {
         switch (name) {
           case "object" -> object = token == JsonToken.VALUE_NULL ? null : ReviewObject.of(parser, body, MAPPER);
           case "oldObject" -> oldObject = token == JsonToken.VALUE_NULL ? null : ReviewObject.of(parser, body, MAPPER);
-          default -> request.set(name, valueTree(parser));
+          default -> {
+            uidToken = name.equals("uid") ? token : uidToken;
+            request.writeFieldName(name);
+            request.copyCurrentStructure(parser);
+          }
         }
       }
+      request.writeEndObject();
     }
+  }
 
-    private static JsonNode valueTree(JsonParser parser) throws IOException {
-      JsonNode value = MAPPER.readTree(parser);
-      return value == null ? NullNode.getInstance() : value;
-    }
+  /** A JSON value's type as a tree names it ({@code number}, {@code boolean}, ...). */
+  private static String typeName(JsonToken token) {
+    return switch (token) {
+      case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> "number";
+      case VALUE_TRUE, VALUE_FALSE -> "boolean";
+      case START_OBJECT -> "object";
+      case START_ARRAY -> "array";
+      default -> token.name().toLowerCase(Locale.ROOT);
+    };
   }
 
   private static String firstLine(String text) {

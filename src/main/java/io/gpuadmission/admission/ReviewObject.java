@@ -11,20 +11,23 @@ import java.io.UncheckedIOException;
  * it, so nothing of it is copied until an endpoint maps those bytes straight to the one type it
  * judges (a Pod), or reads them as a tree (workloads, ConfigMaps, failure paths), built at most
  * once. A value that is not an object or array (only in a malformed review) is kept as a tree.
+ * While skipping it, the decoder notes its {@link ObjectOutline} (what {@link MalformedPod} checks).
  */
 public final class ReviewObject {
   private final ObjectMapper mapper;
   private final byte[] body;
   private final int offset;
   private final int length;
+  private final ObjectOutline outline;
   // One request is served by one thread from start to end: a plain field is enough.
   private JsonNode tree;
 
-  private ReviewObject(ObjectMapper mapper, byte[] body, int offset, int length, JsonNode tree) {
+  private ReviewObject(ObjectMapper mapper, byte[] body, int offset, int length, ObjectOutline outline, JsonNode tree) {
     this.mapper = mapper;
     this.body = body;
     this.offset = offset;
     this.length = length;
+    this.outline = outline;
     this.tree = tree;
   }
 
@@ -34,12 +37,16 @@ public final class ReviewObject {
    */
   static ReviewObject of(JsonParser parser, byte[] body, ObjectMapper mapper) throws IOException {
     if (!parser.currentToken().isStructStart()) {
-      return new ReviewObject(mapper, null, 0, 0, mapper.readTree(parser));
+      return new ReviewObject(mapper, null, 0, 0, ObjectOutline.NOT_AN_OBJECT, mapper.readTree(parser));
     }
     var start = parser.currentTokenLocation().getByteOffset();
-    parser.skipChildren();
+    var outline = ObjectOutline.read(parser);
     var end = parser.currentTokenLocation().getByteOffset() + 1;
-    return new ReviewObject(mapper, body, (int) start, (int) (end - start), null);
+    return new ReviewObject(mapper, body, (int) start, (int) (end - start), outline, null);
+  }
+
+  ObjectOutline outline() {
+    return outline;
   }
 
   public JsonNode tree() {
@@ -51,15 +58,6 @@ public final class ReviewObject {
       }
     }
     return tree;
-  }
-
-  /** A parser over the tokens, for a streaming look that builds neither a tree nor a type. */
-  JsonParser parser() {
-    try {
-      return body == null ? tree.traverse(mapper) : mapper.createParser(body, offset, length);
-    } catch (IOException e) {
-      throw new UncheckedIOException("bytes in memory cannot fail to open", e);
-    }
   }
 
   /**

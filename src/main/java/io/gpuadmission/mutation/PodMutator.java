@@ -60,7 +60,7 @@ public final class PodMutator {
     if (!applies(pod, context) || pod.getSpec() == null) {
       return new MutationResult(emptyPatch(), List.of(), List.of());
     }
-    var before = mapper.valueToTree(pod);
+    var before = TreeGenerator.tree(mapper, pod);
     var report = new MutationReport();
     for (var rule : rules) {
       rule.apply(pod, context, report);
@@ -69,7 +69,7 @@ public final class PodMutator {
     if (!changed.isEmpty()) {
       recordRules(pod, changed);
     }
-    var patch = (ArrayNode) JsonDiff.asJson(before, mapper.valueToTree(pod), DIFF_FLAGS);
+    var patch = (ArrayNode) JsonDiff.asJson(before, TreeGenerator.tree(mapper, pod), DIFF_FLAGS);
     return new MutationResult(patch, changed, report.warnings());
   }
 

@@ -79,6 +79,33 @@ public final class NullListEntry {
     return Optional.empty();
   }
 
+  /**
+   * Follows the tokens of a value that another pass reads anyway (the review decoder skipping a
+   * pod), noting the first null list entry in it: what {@link #find(JsonParser, String, String)}
+   * with no prefix and no field answers, without a pass of its own. Made on the value's first
+   * token, then given each token after it.
+   */
+  public static final class Watch {
+    private final JsonStreamContext outside;
+    private String found;
+
+    public Watch(JsonParser parser) {
+      outside = parser.getParsingContext().getParent();
+    }
+
+    public void token(JsonParser parser, JsonToken token) {
+      if (token == JsonToken.VALUE_NULL && found == null && parser.getParsingContext().inArray()) {
+        var path = path(parser.getParsingContext(), outside);
+        found = path.startsWith(".") ? path.substring(1) : path;
+      }
+    }
+
+    /** Where the first null list entry is, as {@code spec.containers[0]}; empty when none so far. */
+    public Optional<String> found() {
+      return Optional.ofNullable(found);
+    }
+  }
+
   /** What a person reads: where the entry is and what to do about it. */
   public static String problem(String where) {
     return where + " is null: an entry of a list cannot be empty (remove it, or give it its fields)";

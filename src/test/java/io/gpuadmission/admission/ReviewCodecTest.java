@@ -81,7 +81,7 @@ class ReviewCodecTest {
   }
 
   @Test
-  void refusesBodiesThatAreNotReviews() {
+  void refusesBodiesThatAreNotReviews() throws Exception {
     assertThatThrownBy(() -> decode("[1,2]")).hasMessage("body is not a JSON object: expected an AdmissionReview");
     assertThatThrownBy(() -> decode("  ")).hasMessage("body is not a JSON object: expected an AdmissionReview");
     assertThatThrownBy(() -> decode("[1,")).hasMessageStartingWith("body is not JSON: ");
@@ -90,6 +90,9 @@ class ReviewCodecTest {
     assertThatThrownBy(() -> decode(review("{\"object\":" + POD + "}"))).hasMessage("request.uid is missing");
     assertThatThrownBy(() -> decode(review("{\"uid\":true}"))).hasMessage("request.uid is boolean: expected a string");
     assertThatThrownBy(() -> decode(review("{\"uid\":7}"))).hasMessage("request.uid is number: expected a string");
+    assertThatThrownBy(() -> decode(review("{\"uid\":{\"a\":1}}"))).hasMessage("request.uid is object: expected a string");
+    assertThat(decode(review("{\"uid\":7,\"uid\":\"u\"}")).uid()).as("the last of repeated keys").isEqualTo("u");
+    assertThatThrownBy(() -> decode(review("{\"uid\":\"u\",\"uid\":[]}"))).hasMessage("request.uid is array: expected a string");
     assertThatThrownBy(() -> decode(review("{\"uid\":\"u\",\"dryRun\":\"often\"}"))).hasMessageStartingWith("request is malformed: ");
   }
 

@@ -16,9 +16,9 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 
 /**
- * What the null-list-entry scan that now precedes the rules costs per review: over the pod's tokens,
- * as the admission endpoints keep them, on the review fixtures of {@link AdmissionPathBenchmark}
- * ({@code bench/jmh.sh MalformedPodCheckBenchmark -prof gc}).
+ * What a null-list-entry scan of its own costs (the extender's; the admission decoder notes the same
+ * while it skips the pod, see {@code ObjectOutline}): over the pod's tokens, on the review fixtures
+ * of {@link AdmissionPathBenchmark} ({@code bench/jmh.sh MalformedPodCheckBenchmark -prof gc}).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
