@@ -13,9 +13,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 /**
  * Refuses a body larger than {@code quarkus.http.limits.max-body-size} with 413 and a Kubernetes
  * Status saying why, before any of it is read, and closes the connection. kube-apiserver caps its
- * own requests at 3 MiB, so anything larger is not from it. A body sent without a Content-Length
- * is held to the same limit while it is read: by {@link AdmissionRoutes} for reviews, with the same
- * answer, and by Quarkus for the other endpoints (its 413 has no reason body).
+ * own requests at 3 MiB, so anything larger is not from it. Quarkus enforces the same limit on
+ * bodies sent without a Content-Length, while reading them (its 413 has no reason body).
  */
 @ApplicationScoped
 public class BodySizeLimit {
@@ -40,7 +39,7 @@ public class BodySizeLimit {
   }
 
   /** The request's Content-Length, or -1 when it has none (chunked) or an unreadable one. */
-  static long declaredLength(RoutingContext context) {
+  private static long declaredLength(RoutingContext context) {
     var declared = context.request().getHeader(HttpHeaders.CONTENT_LENGTH);
     try {
       return declared == null ? -1 : Long.parseLong(declared.trim());

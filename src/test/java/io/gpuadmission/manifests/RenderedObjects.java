@@ -19,7 +19,12 @@ final class RenderedObjects {
    * the app serves.
    */
   static void assertWebhooksCallTheServiceOnExistingPaths(List<HasMetadata> objects) {
-    var paths = io.gpuadmission.admission.AdmissionRoutes.PATHS;
+    var paths =
+        java.util.Arrays.stream(io.gpuadmission.admission.AdmissionResource.class.getMethods())
+            .map(m -> m.getAnnotation(jakarta.ws.rs.Path.class))
+            .filter(java.util.Objects::nonNull)
+            .map(p -> "/" + p.value())
+            .toList();
     for (var config : webhookClientConfigs(objects)) {
       var reference = config.getService();
       var service =

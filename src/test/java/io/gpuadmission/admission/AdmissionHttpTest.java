@@ -19,23 +19,20 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-/** The review paths as HTTP: other methods are told which one is served; Expect is honoured. */
+/** The review paths as HTTP: only POST is served; a client's Expect: 100-continue is honoured. */
 @QuarkusTest
-class AdmissionRoutesTest {
+class AdmissionHttpTest {
   @TestHTTPResource(value = "/", tls = true)
   URL base;
 
   @Inject Vertx vertx;
 
   @Test
-  void otherMethodsGet405NamingPost() {
-    var response = given().relaxedHTTPSValidation().baseUri(base.toString()).get("/validate");
-
-    assertThat(response.statusCode()).isEqualTo(405);
-    assertThat(response.header("Allow")).isEqualTo("POST");
-    assertThat(response.asString()).isEqualTo(
-        "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"code\":405,\"message\":\"GET is not served here:"
-            + " kube-apiserver sends AdmissionReviews with POST\",\"reason\":\"MethodNotAllowed\",\"status\":\"Failure\"}");
+  void otherMethodsGet405() {
+    for (var method : java.util.List.of("GET", "PUT", "DELETE", "PATCH")) {
+      assertThat(given().relaxedHTTPSValidation().baseUri(base.toString()).request(method, "/validate").statusCode())
+          .as(method).isEqualTo(405);
+    }
   }
 
   /** A client that sends {@code Expect: 100-continue} gets the go-ahead, then its answer. */
