@@ -6,7 +6,9 @@
 # run-peers.sh floor. Bounded (gives up on readiness after 60 s); stops what it started.
 #   bench/jvm-settings.sh LABEL [java options...]
 #   e.g. bench/jvm-settings.sh c1 -XX:+UseSerialGC -Xmx96m -XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=app-cds.jsa
-# Env: GPU_ADMISSION_PORT (8443), APP_DIR (target/quarkus-app), BENCH_HARNESS (../shared/bench).
+# Env: GPU_ADMISSION_PORT (8443), APP_DIR (target/quarkus-app), BENCH_HARNESS (../shared/bench),
+# BENCH_NMT=1: also native memory tracking (costs ~4 MiB itself) and, at the end, what the JVM has
+# committed per area (MiB), its loaded classes and threads.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 harness="${BENCH_HARNESS:-$root/../shared/bench}"
@@ -18,7 +20,7 @@ start=$(date +%s%N)
 # From the app's own directory, so that -XX:SharedArchiveFile=app-cds.jsa (AppCDS) applies.
 (cd "${APP_DIR:-$root/target/quarkus-app}" \
   && export GPU_ADMISSION_TLS_CERT="$root/certs/dev/tls.crt" GPU_ADMISSION_TLS_KEY="$root/certs/dev/tls.key" MALLOC_ARENA_MAX=2 \
-  && exec taskset -c 0 java "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
+  && exec taskset -c 0 java ${BENCH_NMT:+-XX:NativeMemoryTracking=summary} "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
 pid=$!
 sampler=""
 trap 'kill $sampler "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -f "$log" "$log.peak"' EXIT
@@ -47,3 +49,8 @@ cpu=$(awk -v t=$((after - before)) -v n="$requests" -v hz="$(getconf CLK_TCK)" '
 rate200=$(BENCH_RATE=200 BENCH_CONNECTIONS=10 BENCH_DURATION=15 BENCH_SKIP_CHECK=1 "$harness/webhook-bench.sh" "$url" 2>/dev/null | latency)
 echo "$label ready_ms=$ready first5s_at200[$first] cpu_us_per_review=$cpu rss_peak_mib=$(cat "$log.peak") rss_end_mib=$(rss)" \
   "at200[$rate200] loadavg=$(cut -d' ' -f1 /proc/loadavg) $(grep -o 'started in [0-9.]*s' "$log" || true)"
+if [ -n "${BENCH_NMT:-}" ]; then
+  echo "$label committed_mib[$(jcmd "$pid" VM.native_memory summary | sed -nE 's/^-? *([A-Za-z ]+) \(reserved=[0-9]+KB, committed=([0-9]+)KB\)$/\1=\2/p; s/^Total: reserved=[0-9]+KB, committed=([0-9]+)KB$/Total=\1/p' \
+    | awk -F= '$2 >= 1024 {gsub(/ /, "", $1); printf "%s%s=%d", sep, $1, $2 / 1024; sep=" "}')]" \
+    "$(jcmd "$pid" VM.metaspace | grep -m1 -o '[0-9]* classes ([0-9]* shared)') threads=$(ls "/proc/$pid/task" | wc -l)"
+fi

@@ -6,22 +6,14 @@ import io.gpuadmission.admission.MutationService;
 import io.gpuadmission.admission.ReviewCodec;
 import io.gpuadmission.admission.ValidationService;
 import io.quarkus.vertx.http.HttpsServerStart;
+import io.vertx.core.Vertx;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.ObservesAsync;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.security.GeneralSecurityException;
-import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.List;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLEngine;
-import javax.net.ssl.X509ExtendedTrustManager;
 import org.jboss.logging.Logger;
 
 /**
@@ -43,18 +35,20 @@ public class WarmUp {
    * delay readiness, and the JIT finishes the job with the first real reviews.
    */
   private static final Duration IN_PROCESS_BUDGET = Duration.ofMillis(1500);
-  private static final Duration SELF_REQUEST_DEADLINE = Duration.ofSeconds(30);
 
   private final MutationService mutation;
   private final ValidationService validation;
   private final AdmissionMetrics metrics;
+  private final Vertx vertx;
   private volatile State state = State.PENDING;
   private volatile String detail = "warming up: the HTTPS listener has not started yet";
 
-  public WarmUp(MutationService mutation, ValidationService validation, AdmissionMetrics metrics) {
+  public WarmUp(
+      MutationService mutation, ValidationService validation, AdmissionMetrics metrics, Vertx vertx) {
     this.mutation = mutation;
     this.validation = validation;
     this.metrics = metrics;
+    this.vertx = vertx;
   }
 
   /** Where warm-up stands, for the readiness check. */
@@ -88,10 +82,12 @@ public class WarmUp {
       }
       var inProcessMs = (System.nanoTime() - began) / 1_000_000;
       var port = started.options().getPort();
-      selfRequest(port, "/mutate", mutate);
-      selfRequest(port, "/validate", validate);
+      try (var self = new SelfRequest(vertx, port)) {
+        self.post("/mutate", mutate);
+        self.post("/validate", validate);
+      }
       detail = "in-process and HTTPS self-request on port " + port + " done (in-process " + inProcessMs + " ms)";
-    } catch (RuntimeException | IOException | GeneralSecurityException | MalformedReviewException e) {
+    } catch (RuntimeException | IOException | MalformedReviewException e) {
       detail = "warm-up incomplete (" + e + "); serving anyway";
       LOG.warn(detail);
     } catch (InterruptedException e) {
@@ -103,48 +99,6 @@ public class WarmUp {
     LOG.infof("warm-up finished in %d ms: %s", (System.nanoTime() - began) / 1_000_000, detail);
   }
 
-  /** POSTs the samples to our own endpoint; retries while the listener is not yet accepting. */
-  private static void selfRequest(int port, String path, List<byte[]> samples)
-      throws IOException, InterruptedException, GeneralSecurityException {
-    var client =
-        HttpClient.newBuilder().sslContext(trustingLoopback()).connectTimeout(Duration.ofSeconds(2)).build();
-    var deadline = System.nanoTime() + SELF_REQUEST_DEADLINE.toNanos();
-    var uri = URI.create("https://127.0.0.1:" + port + path);
-    IOException last = null;
-    while (System.nanoTime() < deadline) {
-      try {
-        for (var sample : samples) {
-          var response =
-              client.send(
-                  HttpRequest.newBuilder(uri)
-                      .timeout(Duration.ofSeconds(10))
-                      .header("Content-Type", "application/json")
-                      .POST(HttpRequest.BodyPublishers.ofByteArray(sample))
-                      .build(),
-                  HttpResponse.BodyHandlers.discarding());
-          if (response.statusCode() != 200) {
-            throw new IOException("self-request to " + uri + " answered HTTP " + response.statusCode());
-          }
-        }
-        return;
-      } catch (IOException e) {
-        last = e;
-        Thread.sleep(200);
-      }
-    }
-    throw last == null ? new IOException("no attempt made") : last;
-  }
-
-  /**
-   * The self-request goes to 127.0.0.1, which the serving certificate (cert-manager's, say) need
-   * not name; it proves nothing about trust, it only warms the TLS and HTTP path.
-   */
-  private static SSLContext trustingLoopback() throws GeneralSecurityException {
-    var context = SSLContext.getInstance("TLS");
-    context.init(null, new javax.net.ssl.TrustManager[] {new LoopbackTrust()}, null);
-    return context;
-  }
-
   private static byte[] read(String resource) {
     try (InputStream in = WarmUp.class.getResourceAsStream(resource)) {
       if (in == null) {
@@ -153,31 +107,6 @@ public class WarmUp {
       return in.readAllBytes();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
-    }
-  }
-
-  private static final class LoopbackTrust extends X509ExtendedTrustManager {
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType, java.net.Socket socket) {}
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType, java.net.Socket socket) {}
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {}
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {}
-
-    @Override
-    public void checkClientTrusted(X509Certificate[] chain, String authType) {}
-
-    @Override
-    public void checkServerTrusted(X509Certificate[] chain, String authType) {}
-
-    @Override
-    public X509Certificate[] getAcceptedIssuers() {
-      return new X509Certificate[0];
     }
   }
 }
