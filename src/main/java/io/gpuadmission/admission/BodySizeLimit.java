@@ -53,7 +53,11 @@ public class BodySizeLimit {
    * not read.
    */
   static void refuse(RoutingContext context, String what) {
-    var body = StatusBody.of(413, "RequestEntityTooLarge", what + "; kube-apiserver and kube-scheduler never send more than 3 MiB");
+    var path = context.request().path();
+    var sender = path != null && (path.startsWith("/extender") || path.startsWith("/gpushare-scheduler"))
+        ? "kube-scheduler never sends an extender request"
+        : "kube-apiserver never sends an AdmissionReview";
+    var body = StatusBody.of(413, "RequestEntityTooLarge", what + "; " + sender + " over 3 MiB");
     var response = context.response().setStatusCode(413).putHeader(HttpHeaders.CONTENT_TYPE, "application/json");
     if (context.request().version() == HttpVersion.HTTP_2) {
       // One stream of a shared connection: answer it and reset it, leave the others running.

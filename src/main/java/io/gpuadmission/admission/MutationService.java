@@ -1,6 +1,8 @@
 package io.gpuadmission.admission;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
+import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.gpuadmission.admission.AdmissionMetrics.Outcome;
@@ -76,10 +78,17 @@ public class MutationService {
     }
   }
 
-  /** The patch as UTF-8 JSON, written straight to bytes: the same text as its toString(), without the String. */
-  private static byte[] patchBytes(ArrayNode patch) {
+  /**
+   * The patch as UTF-8 JSON, written straight to bytes: the same text as its toString(), without
+   * the String. Jackson's byte writer escapes a character beyond U+FFFF (an emoji in a value the
+   * patch copies) as two escaped UTF-16 halves unless told to combine them; toString() wrote UTF-8.
+   */
+  private static final ObjectWriter PATCH_WRITER =
+      KubernetesJson.mapper().writer().with(JsonWriteFeature.COMBINE_UNICODE_SURROGATES_IN_UTF8);
+
+  static byte[] patchBytes(ArrayNode patch) {
     try {
-      return KubernetesJson.mapper().writeValueAsBytes(patch);
+      return PATCH_WRITER.writeValueAsBytes(patch);
     } catch (JsonProcessingException e) {
       throw new IllegalStateException("a JSON tree always serializes", e);
     }

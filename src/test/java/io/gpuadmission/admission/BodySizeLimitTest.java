@@ -92,7 +92,31 @@ class BodySizeLimitTest {
 
       assertThat(answer).isEqualTo("413 " + version + " application/json "
           + "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"code\":413,\"message\":\"request body of 3145729 bytes is"
-          + " larger than the 3145728-byte limit; kube-apiserver and kube-scheduler never send more than 3 MiB\","
+          + " larger than the 3145728-byte limit; kube-apiserver never sends an AdmissionReview over 3 MiB\","
+          + "\"reason\":\"RequestEntityTooLarge\",\"status\":\"Failure\"}");
+    } finally {
+      client.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
+    }
+  }
+
+  /** The extender's paths are held to the same limit; the reason names kube-scheduler's request. */
+  @org.junit.jupiter.api.Test
+  void refusesLargerExtenderBodyNamingTheScheduler() throws Exception {
+    var client = vertx.createHttpClient(new HttpClientOptions().setSsl(true).setTrustAll(true).setVerifyHost(false)
+        .setDefaultHost(base.getHost()).setDefaultPort(base.getPort()));
+    try {
+      var answer = client.request(HttpMethod.POST, "/extender/filter")
+          .compose(request -> {
+            request.putHeader("content-type", "application/json").putHeader("content-length", String.valueOf(LIMIT + 1));
+            request.write(Buffer.buffer(new byte[64 * 1024]));
+            return request.response();
+          })
+          .compose(response -> response.body().map(text -> response.statusCode() + " " + text))
+          .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+
+      assertThat(answer).isEqualTo("413 "
+          + "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"code\":413,\"message\":\"request body of 3145729 bytes is"
+          + " larger than the 3145728-byte limit; kube-scheduler never sends an extender request over 3 MiB\","
           + "\"reason\":\"RequestEntityTooLarge\",\"status\":\"Failure\"}");
     } finally {
       client.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
