@@ -44,12 +44,17 @@ public class MutationService {
       metrics.record(ENDPOINT, Outcome.ALLOWED, start);
       return Responses.allow(review.uid(), List.of());
     }
+    var policy = policies.current();
+    if (policy.isExempt(review.namespace())) {
+      // Left alone whatever they hold, as /validate leaves them.
+      metrics.record(ENDPOINT, Outcome.ALLOWED, start);
+      return Responses.allow(review.uid(), List.of());
+    }
     var malformed = MalformedPod.pod(review.rawObject());
     if (malformed.isPresent()) {
       metrics.record(ENDPOINT, Outcome.MALFORMED, start);
       return Responses.deny(review.uid(), "BadRequest", "Pod \"" + review.objectName() + "\": " + malformed.get(), List.of());
     }
-    var policy = policies.current();
     try {
       var result = mutator.mutate(review.pod(), new MutationContext(review.namespace(), policy, nodes.models()));
       result.changedRules().forEach(rule -> metrics.ruleApplied(ENDPOINT, rule));

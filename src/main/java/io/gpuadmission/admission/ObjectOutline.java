@@ -22,17 +22,26 @@ record ObjectOutline(boolean metadata, boolean spec, Optional<String> nullListEn
     var metadata = false;
     var spec = false;
     String topField = null;
+    var topValueNext = false;
     var depth = 1;
     for (var token = parser.nextToken(); token != null; token = parser.nextToken()) {
+      if (topValueNext) {
+        // A repeated key's last value is the one the typed read keeps, so it is the one judged.
+        topValueNext = false;
+        if ("metadata".equals(topField)) {
+          metadata = token == JsonToken.START_OBJECT;
+        } else if ("spec".equals(topField)) {
+          spec = token == JsonToken.START_OBJECT;
+        }
+      }
       switch (token) {
-        case FIELD_NAME -> topField = depth == 1 ? parser.currentName() : topField;
-        case START_OBJECT -> {
-          // As many times as a key is repeated, any object under it counts, as the check always did.
-          if (depth++ == 1 && topIsObject) {
-            metadata |= "metadata".equals(topField);
-            spec |= "spec".equals(topField);
+        case FIELD_NAME -> {
+          if (depth == 1 && topIsObject) {
+            topField = parser.currentName();
+            topValueNext = true;
           }
         }
+        case START_OBJECT -> depth++;
         case START_ARRAY -> depth++;
         case END_OBJECT, END_ARRAY -> {
           if (--depth == 0) {

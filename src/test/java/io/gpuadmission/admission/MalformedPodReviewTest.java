@@ -51,6 +51,20 @@ class MalformedPodReviewTest {
     assertThat(response.path("status").path("message").asText()).isEqualTo("Pod \"pytorch-dist-nccl-worker-0\": " + where + PROBLEM);
   }
 
+  /** Exempt namespaces are left alone by both endpoints, whatever their pods hold. */
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"mutate", "validate"})
+  void leavesAMalformedPodInAnExemptNamespaceAlone(String endpoint) throws IOException {
+    var review = review("reviews/pod-topology-worker.json", "/request/object/spec/containers/0/env/1");
+    ((ObjectNode) review.path("request")).put("namespace", "kube-system");
+    ((ObjectNode) review.path("request").path("object").path("metadata")).put("namespace", "kube-system");
+
+    var response = post(endpoint, review);
+
+    assertThat(response.path("allowed").asBoolean()).isTrue();
+    assertThat(response.has("patch")).isFalse();
+  }
+
   @ParameterizedTest(name = "{0} {1}")
   @CsvSource({
     "mutate, metadata",

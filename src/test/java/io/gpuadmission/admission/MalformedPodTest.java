@@ -44,7 +44,10 @@ class MalformedPodTest {
         "{'metadata':'none','spec':{}}|metadata",
         "{'metadata':{},'spec':'none'}|spec",
         "{'metadata':{'spec':{}},'status':{'metadata':{}}}|spec",
-        "{'metadata':{},'spec':{'containers':[null]},'spec':'none'}|",
+        "{'metadata':{},'spec':{'containers':[null]},'spec':'none'}|spec",
+        "{'metadata':{},'spec':{},'spec':null}|spec",
+        "{'metadata':{},'metadata':null,'spec':{}}|metadata",
+        "{'metadata':{},'spec':'none','spec':{'containers':[null]}}|",
         "[{'metadata':{},'spec':{}}]|metadata",
         "'text'|metadata",
       })
@@ -52,7 +55,7 @@ class MalformedPodTest {
     var problem = MalformedPod.pod(decode(pod.replace('\'', '"')).rawObject());
 
     if (missing == null) {
-      assertThat(problem).as("a repeated key counts when any of its values is an object, as before")
+      assertThat(problem).as("a repeated key's last value is judged, as the typed read keeps it")
           .contains("spec.containers[0]" + " is null: an entry of a list cannot be empty (remove it, or give it its fields)");
     } else {
       assertThat(problem).contains(missing + MISSING);
