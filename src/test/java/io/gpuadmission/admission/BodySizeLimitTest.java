@@ -99,11 +99,15 @@ class BodySizeLimitTest {
     }
   }
 
-  /** The extender's paths are held to the same limit; the reason names kube-scheduler's request. */
+  /**
+   * The extender's paths are held to the same limit; the reason names kube-scheduler's request.
+   * Over HTTP/2, where only the stream ends: over HTTP/1.1 the close can reset the connection
+   * before the client, still writing, reads the answer.
+   */
   @org.junit.jupiter.api.Test
   void refusesLargerExtenderBodyNamingTheScheduler() throws Exception {
     var client = vertx.createHttpClient(new HttpClientOptions().setSsl(true).setTrustAll(true).setVerifyHost(false)
-        .setDefaultHost(base.getHost()).setDefaultPort(base.getPort()));
+        .setUseAlpn(true).setProtocolVersion(HttpVersion.HTTP_2).setDefaultHost(base.getHost()).setDefaultPort(base.getPort()));
     try {
       var answer = client.request(HttpMethod.POST, "/extender/filter")
           .compose(request -> {
