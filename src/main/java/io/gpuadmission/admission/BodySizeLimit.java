@@ -52,7 +52,7 @@ public class BodySizeLimit {
    * Answers 413 with a Status that says {@code what}, and ends the exchange: the rest of the body is
    * not read.
    */
-  static void refuse(RoutingContext context, String what) {
+  private static void refuse(RoutingContext context, String what) {
     var path = context.request().path();
     var sender = path != null && (path.startsWith("/extender") || path.startsWith("/gpushare-scheduler"))
         ? "kube-scheduler never sends an extender request"

@@ -10,7 +10,7 @@ import org.jboss.logging.Logger;
 /**
  * Puts the HTTPS listener on OpenSSL (BoringSSL, through netty-tcnative) instead of the JDK's TLS
  * engine. Every review pays TLS record crypto, and the JDK engine also needs heap copies of each
- * record; with OpenSSL the server's CPU per review falls by about a third (bench/README.md, issue
+ * record; with OpenSSL the cheapest review costs about a fifth less CPU (bench/README.md, issue
  * 10). The key material still comes from {@link ServedCertificate}'s key manager, which OpenSSL
  * asks on every handshake, so certificate rotation works as before. Where the native library cannot
  * load (a platform without a bundled build), the JDK engine serves and the log says why.
