@@ -28,13 +28,7 @@ public final class BindDecisionBench {
     var gpuPods = Integer.parseInt(args[1]);
     var rounds = Integer.parseInt(args[2]);
     var policy = PolicyParser.builtInDefault();
-    var ledger = new GpuLedger();
-    for (int n = 0; n < nodes; n++) {
-      ledger.putNode(new GpuNodeCapacity(name(n), "Tesla-V100-SXM2-16GB", Collections.nCopies(8, 15L), Optional.empty()));
-    }
-    for (int p = 0; p < gpuPods; p++) {
-      ledger.confirm(GpuClaim.bound("uid-" + p, "bench/share-" + p, name(p % nodes), List.of(p / nodes % 8), 4));
-    }
+    var ledger = ledger(nodes, gpuPods);
     var decider = new PlacementDecider(ledger, () -> policy);
     var ask = GpuAsk.share(4);
     var nanos = new long[rounds];
@@ -61,7 +55,19 @@ public final class BindDecisionBench {
         nanos[(int) (rounds * 0.999)] / 1e3, nanos[rounds - 1] / 1e3, sink);
   }
 
-  private static String name(int n) {
+  /** NODES nodes of 8 V100s (15 GiB each), GPU_PODS bound 4 GiB shares spread over them. */
+  static GpuLedger ledger(int nodes, int gpuPods) {
+    var ledger = new GpuLedger();
+    for (int n = 0; n < nodes; n++) {
+      ledger.putNode(new GpuNodeCapacity(name(n), "Tesla-V100-SXM2-16GB", Collections.nCopies(8, 15L), Optional.empty()));
+    }
+    for (int p = 0; p < gpuPods; p++) {
+      ledger.confirm(GpuClaim.bound("uid-" + p, "bench/share-" + p, name(p % nodes), List.of(p / nodes % 8), 4));
+    }
+    return ledger;
+  }
+
+  static String name(int n) {
     return String.format("gpu-node-%05d", n);
   }
 }

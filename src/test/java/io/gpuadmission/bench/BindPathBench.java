@@ -5,9 +5,6 @@ import com.sun.net.httpserver.HttpServer;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.gpuadmission.placement.BindRequest;
-import io.gpuadmission.placement.GpuClaim;
-import io.gpuadmission.placement.GpuLedger;
-import io.gpuadmission.placement.GpuNodeCapacity;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PodBinder;
@@ -18,9 +15,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Collections;
-import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -53,13 +47,7 @@ public final class BindPathBench {
     api.createContext("/", exchange -> answer(exchange, apiNanos));
     api.start();
     var policy = PolicyParser.builtInDefault();
-    var ledger = new GpuLedger();
-    for (int n = 0; n < nodes; n++) {
-      ledger.putNode(new GpuNodeCapacity(name(n), "Tesla-V100-SXM2-16GB", Collections.nCopies(8, 15L), Optional.empty()));
-    }
-    for (int p = 0; p < gpuPods; p++) {
-      ledger.confirm(GpuClaim.bound("uid-" + p, "bench/share-" + p, name(p % nodes), List.of(p / nodes % 8), 4));
-    }
+    var ledger = BindDecisionBench.ledger(nodes, gpuPods);
     var config = new ConfigBuilder().withMasterUrl("http://127.0.0.1:" + api.getAddress().getPort()).withRequestRetryBackoffLimit(0).build();
     try (var client = new KubernetesClientBuilder().withConfig(config).build()) {
       var binder =
@@ -68,7 +56,7 @@ public final class BindPathBench {
       var withoutApi = new long[rounds];
       var whole = new long[rounds];
       for (int r = -rounds; r < rounds; r++) {
-        var node = name(Math.floorMod(r * 7919, nodes));
+        var node = BindDecisionBench.name(Math.floorMod(r * 7919, nodes));
         apiNanos.set(0);
         var start = System.nanoTime();
         var error = binder.bind(new BindRequest("bench", "share", "uid-bind", node));
@@ -107,9 +95,5 @@ public final class BindPathBench {
     return String.format(
         "p50_ms=%.3f p99_ms=%.3f p99.9_ms=%.3f max_ms=%.3f",
         nanos[nanos.length / 2] / 1e6, nanos[(int) (nanos.length * 0.99)] / 1e6, nanos[(int) (nanos.length * 0.999)] / 1e6, nanos[nanos.length - 1] / 1e6);
-  }
-
-  private static String name(int n) {
-    return String.format("gpu-node-%05d", n);
   }
 }

@@ -48,7 +48,15 @@ public final class BindingApiServer extends Dispatcher {
   }
 
   /** The server and its binding behaviour. */
-  public record Started(KubernetesMockServer server, BindingApiServer bindings) {}
+  public record Started(KubernetesMockServer server, BindingApiServer bindings) {
+    /**
+     * A client of this server without client-side retries: a refused Binding must reach the
+     * binder, not be retried away.
+     */
+    public io.fabric8.kubernetes.client.KubernetesClient client() {
+      return server.createClient(b -> b.editOrNewConfig().withRequestRetryBackoffLimit(0).endConfig());
+    }
+  }
 
   /** Bindings that succeeded. */
   public int created() {

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -88,10 +87,7 @@ class LeaderServiceBindTest {
           .withNewSpec().addNewContainer().withName("gpu-admission").withImage("gpu-admission").endContainer().endSpec().build()).create();
     }
     for (int p = 0; p < 3; p++) {
-      admin.resource(new PodBuilder().withNewMetadata().withName("share-" + p).withNamespace(APPS).endMetadata()
-          .withNewSpec().addNewContainer().withName("c").withImage("cuda")
-          .withNewResources().addToLimits("aliyun.com/gpu-mem", new Quantity("4")).endResources()
-          .endContainer().endSpec().build()).create();
+      admin.resource(PlacementFixtures.sharePod("share-" + p, APPS, 4)).create();
     }
   }
 

@@ -35,7 +35,7 @@ class NvLinkPlacementTest {
   @BeforeAll
   static void startServer() {
     api = BindingApiServer.start();
-    client = api.server().createClient(b -> b.editOrNewConfig().withRequestRetryBackoffLimit(0).endConfig());
+    client = api.client();
   }
 
   @AfterAll

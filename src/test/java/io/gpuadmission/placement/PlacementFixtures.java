@@ -30,6 +30,14 @@ final class PlacementFixtures {
     return KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("placement/" + file)), Pod.class);
   }
 
+  /** A one-container pod asking {@code gib} GiB of GPU memory (a gpushare pod), not yet bound. */
+  static Pod sharePod(String name, String namespace, int gib) {
+    return new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata().withName(name).withNamespace(namespace).endMetadata()
+        .withNewSpec().addNewContainer().withName("c").withImage("cuda")
+        .withNewResources().addToLimits("aliyun.com/gpu-mem", new io.fabric8.kubernetes.api.model.Quantity(Integer.toString(gib)))
+        .endResources().endContainer().endSpec().build();
+  }
+
   static ConfigMap unhealthyShareB() {
     return KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("placement/unhealthy-gpu-gpu-share-b.yaml")), ConfigMap.class);
   }

@@ -30,8 +30,7 @@ class PodBinderTest {
   @BeforeAll
   static void startServer() {
     api = BindingApiServer.start();
-    // No client-side retries: a refused Binding must reach the binder, not be retried away.
-    client = api.server().createClient(b -> b.editOrNewConfig().withRequestRetryBackoffLimit(0).endConfig());
+    client = api.client();
   }
 
   @AfterAll

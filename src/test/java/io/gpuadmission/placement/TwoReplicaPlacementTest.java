@@ -5,8 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.cluster.BoundPods;
 import io.gpuadmission.cluster.LedgerWatcher;
@@ -49,7 +47,7 @@ class TwoReplicaPlacementTest {
 
   /** One replica: its own client, informers, ledger, election and binder. */
   private final class Replica implements AutoCloseable {
-    final KubernetesClient client = api.server().createClient(b -> b.editOrNewConfig().withRequestRetryBackoffLimit(0).endConfig());
+    final KubernetesClient client = api.client();
     final GpuLedger ledger = new GpuLedger();
     final LeaderGate gate;
     final PlacementDecider decider = new PlacementDecider(ledger, () -> policy);
@@ -85,10 +83,7 @@ class TwoReplicaPlacementTest {
     }
     for (int p = 0; p < PODS; p++) {
       // 2..5 GiB: 1,050 GiB asked of 720 GiB, so GPUs run full and binds race for the last room.
-      admin.resource(new PodBuilder().withNewMetadata().withName("share-" + p).withNamespace(NS).endMetadata()
-          .withNewSpec().addNewContainer().withName("c").withImage("cuda")
-          .withNewResources().addToLimits("aliyun.com/gpu-mem", new Quantity(Integer.toString(2 + p % 4))).endResources()
-          .endContainer().endSpec().build()).create();
+      admin.resource(PlacementFixtures.sharePod("share-" + p, NS, 2 + p % 4)).create();
     }
   }
 
