@@ -1,9 +1,10 @@
 package io.gpuadmission.cluster;
 
+import io.gpuadmission.mode.ServerStartup;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
 import jakarta.inject.Inject;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.time.Duration;
@@ -47,7 +48,7 @@ public class ClusterContact {
     this.lastContactNanos = nanoTime.getAsLong();
   }
 
-  void start(@Observes StartupEvent event) {
+  void start(@Observes ServerStartup event) {
     if (!cluster.available()) {
       return;
     }
@@ -61,7 +62,7 @@ public class ClusterContact {
     checker.scheduleWithFixedDelay(this::check, 0, CHECK_EVERY.toMillis(), TimeUnit.MILLISECONDS);
   }
 
-  void stop(@Observes ShutdownEvent event) {
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
     if (checker != null) {
       checker.shutdownNow();
     }

@@ -1,11 +1,12 @@
 package io.gpuadmission.cluster;
 
+import io.gpuadmission.mode.ServerStartup;
 import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
 import java.util.Map;
 import java.util.Optional;
 
@@ -19,7 +20,7 @@ public class NamespaceInventory {
     this.cluster = cluster;
   }
 
-  void start(@Observes StartupEvent event) {
+  void start(@Observes ServerStartup event) {
     if (!cluster.available()) {
       return;
     }
@@ -27,7 +28,7 @@ public class NamespaceInventory {
     Informers.start(informer, "namespace");
   }
 
-  void stop(@Observes ShutdownEvent event) {
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
     Informers.stop(informer);
   }
 

@@ -1,14 +1,15 @@
 package io.gpuadmission.cluster;
 
+import io.gpuadmission.mode.ServerStartup;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -37,7 +38,7 @@ public class NodeInventory implements NodeSource {
     this.policies = policies;
   }
 
-  void start(@Observes StartupEvent event) {
+  void start(@Observes ServerStartup event) {
     if (!cluster.available()) {
       LOG.info("no cluster configured: node inventory stays empty");
       return;
@@ -67,7 +68,7 @@ public class NodeInventory implements NodeSource {
     LOG.info("policy nodeLabels changed: every node read again");
   }
 
-  void stop(@Observes ShutdownEvent event) {
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
     Informers.stop(informer);
   }
 

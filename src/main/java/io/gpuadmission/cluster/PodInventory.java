@@ -1,13 +1,14 @@
 package io.gpuadmission.cluster;
 
+import io.gpuadmission.mode.ServerStartup;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.gpuadmission.policy.PolicyStore;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -41,7 +42,7 @@ public class PodInventory {
     this.policies = policies;
   }
 
-  void start(@Observes StartupEvent event) {
+  void start(@Observes ServerStartup event) {
     if (!cluster.available()) {
       return;
     }
@@ -49,7 +50,7 @@ public class PodInventory {
     watchLabel(policies.current().topology().jobLabel());
   }
 
-  void stop(@Observes ShutdownEvent event) {
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
     var current = watch;
     if (current != null) {
       Informers.stop(current.informer());

@@ -1,5 +1,6 @@
 package io.gpuadmission.cluster;
 
+import io.gpuadmission.mode.ServerStartup;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
@@ -11,9 +12,9 @@ import io.gpuadmission.policy.PolicyStatus;
 import io.gpuadmission.policy.PolicyStore;
 import io.gpuadmission.policy.PolicyStore.PolicySource;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
 import java.time.Instant;
 import org.jboss.logging.Logger;
 
@@ -42,7 +43,7 @@ public class PolicyWatcher {
     this.status = status;
   }
 
-  void start(@Observes StartupEvent event) {
+  void start(@Observes ServerStartup event) {
     if (!cluster.available()) {
       LOG.info("no cluster configured: serving the built-in default policy");
       return;
@@ -73,7 +74,7 @@ public class PolicyWatcher {
     Informers.start(informer, "policy ConfigMap");
   }
 
-  void stop(@Observes ShutdownEvent event) {
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
     Informers.stop(informer);
   }
 

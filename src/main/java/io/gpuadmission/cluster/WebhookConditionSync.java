@@ -1,14 +1,15 @@
 package io.gpuadmission.cluster;
 
+import io.gpuadmission.mode.ServerStartup;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.policy.PolicyStore;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -53,7 +54,7 @@ public class WebhookConditionSync {
     this.resyncPeriod = resyncPeriod;
   }
 
-  void start(@Observes StartupEvent event) {
+  void start(@Observes ServerStartup event) {
     if (!cluster.available()) {
       return;
     }
@@ -64,7 +65,7 @@ public class WebhookConditionSync {
     resync.scheduleWithFixedDelay(() -> sync(policies.current().topology().jobLabel()), 0, resyncPeriod.toSeconds(), TimeUnit.SECONDS);
   }
 
-  void stop(@Observes ShutdownEvent event) {
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
     if (resync != null) {
       resync.shutdownNow();
     }

@@ -1,5 +1,6 @@
 package io.gpuadmission.extender;
 
+import io.gpuadmission.mode.ServerStartup;
 import io.gpuadmission.allocator.Fragmentation;
 import io.gpuadmission.allocator.TaskDistribution;
 import io.gpuadmission.cluster.GpuNode;
@@ -10,9 +11,9 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -54,7 +55,7 @@ public class PlacementMetrics {
     this.period = period;
   }
 
-  void start(@Observes StartupEvent event) {
+  void start(@Observes ServerStartup event) {
     gauge("gpu_admission_node_gpus", "GPUs of a node, by node and pool");
     gauge("gpu_admission_node_gpus_allocated", "Whole GPUs of a node held by pods (a share holds part of one)");
     gauge("gpu_admission_node_gpu_memory_bytes", "GPU memory of a node, by node and pool");
@@ -64,7 +65,7 @@ public class PlacementMetrics {
     refresher.scheduleWithFixedDelay(this::refresh, 0, period.toMillis(), TimeUnit.MILLISECONDS);
   }
 
-  void stop(@Observes ShutdownEvent event) {
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
     if (refresher != null) {
       refresher.shutdownNow();
     }

@@ -1,5 +1,6 @@
 package io.gpuadmission.extender;
 
+import io.gpuadmission.mode.ServerStartup;
 import io.gpuadmission.cluster.ClusterConnection;
 import io.gpuadmission.cluster.LeaderPodLabel;
 import io.gpuadmission.cluster.LedgerWatcher;
@@ -21,9 +22,9 @@ import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
 import java.time.Clock;
@@ -116,7 +117,7 @@ public class PlacementWiring {
     return new PodBinder(cluster.client(), ledger, decider, gate, policies::current, Clock.systemUTC(), config.assumeTimeout());
   }
 
-  void start(@Observes StartupEvent event, PodBinder binder, GangPlanning planning) {
+  void start(@Observes ServerStartup event, PodBinder binder, GangPlanning planning) {
     expiry = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "placement-expiry"));
     expiry.scheduleWithFixedDelay(() -> ledger.expire(Clock.systemUTC().instant()), 1, 1, TimeUnit.SECONDS);
     if (!cluster.available()) {
@@ -149,7 +150,7 @@ public class PlacementWiring {
                 new PlacementLeadership.Timing(config.leaseDuration(), config.renewDeadline(), config.retryPeriod()));
   }
 
-  void stop(@Observes ShutdownEvent event) {
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
     if (coordinator != null) {
       coordinator.close();
     }

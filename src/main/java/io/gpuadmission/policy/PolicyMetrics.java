@@ -1,10 +1,10 @@
 package io.gpuadmission.policy;
 
+import io.gpuadmission.mode.ServerStartup;
 import io.gpuadmission.metrics.Meters;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 
@@ -14,7 +14,7 @@ import jakarta.enterprise.event.Observes;
  */
 @ApplicationScoped
 public class PolicyMetrics {
-  void register(@Observes StartupEvent event, MeterRegistry registry, PolicyStore store, PolicyStatus status) {
+  void register(@Observes ServerStartup event, MeterRegistry registry, PolicyStore store, PolicyStatus status) {
     Meters.forget(registry, "policy_generation", "policy_source", "policy_reload_failures", "policy_last_reload_failed");
     Gauge.builder("policy_generation", store, s -> s.active().generation())
         .description("How many times the policy in force has been replaced, plus one")

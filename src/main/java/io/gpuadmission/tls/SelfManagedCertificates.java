@@ -1,5 +1,6 @@
 package io.gpuadmission.tls;
 
+import io.gpuadmission.mode.ServerStartup;
 import io.gpuadmission.cluster.ClusterConnection;
 import io.gpuadmission.cluster.WebhookNamespace;
 import io.gpuadmission.metrics.Meters;
@@ -7,9 +8,9 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
 import java.security.GeneralSecurityException;
 import java.time.Clock;
 import java.time.Duration;
@@ -50,7 +51,7 @@ public class SelfManagedCertificates {
     this.served = served;
   }
 
-  void start(@Observes StartupEvent event, MeterRegistry meters) {
+  void start(@Observes ServerStartup event, MeterRegistry meters) {
     // Registered either way so that dashboards and alerts find the series (0 with cert-manager).
     failures =
         Counter.builder("gpu_admission_certificate_sync_failures")
@@ -84,7 +85,7 @@ public class SelfManagedCertificates {
     timer.execute(() -> syncAndReschedule(store, injector));
   }
 
-  void stop(@Observes ShutdownEvent event) {
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
     if (timer != null) {
       timer.shutdownNow();
     }

@@ -1,16 +1,18 @@
 package io.gpuadmission.tls;
 
+import io.gpuadmission.mode.ServerStartup;
 import io.gpuadmission.metrics.Meters;
+import io.gpuadmission.mode.RunMode;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
 import io.quarkus.tls.runtime.KeyStoreAndKeyCertOptions;
 import io.quarkus.tls.runtime.KeyStoreProvider;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.KeyCertOptions;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -27,6 +29,7 @@ import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
@@ -41,6 +44,7 @@ public class ServedCertificate implements KeyStoreProvider {
   private static final Logger LOG = Logger.getLogger(ServedCertificate.class);
 
   private final CertificateConfig config;
+  private final RunMode mode;
   private final DynamicKeyManager keyManager = new DynamicKeyManager();
   private ScheduledExecutorService timer;
   private byte[] seenCert;
@@ -49,21 +53,31 @@ public class ServedCertificate implements KeyStoreProvider {
   private byte[] rejectedKey;
   private volatile X509Certificate served;
 
-  public ServedCertificate(CertificateConfig config) {
+  public ServedCertificate(CertificateConfig config, @ConfigProperty(name = RunMode.PROPERTY) RunMode mode) {
     this.config = config;
+    this.mode = mode;
   }
 
   /**
    * Called by the TLS registry when it sets up the default configuration, before the listener
-   * starts.
+   * starts. Outside server mode there is no listener: nothing is read or made, and the key
+   * manager stays empty.
    */
   @Override
   public synchronized KeyStoreAndKeyCertOptions getKeyStore(Vertx vertx) {
+    if (!mode.servesWebhook()) {
+      return keyStore();
+    }
     if (served == null && !config.selfManaged()) {
       serveFiles();
     } else if (served == null) {
       serveBootstrap();
     }
+    return keyStore();
+  }
+
+  /** An empty store: the key material is the key manager's, asked on every handshake. */
+  private KeyStoreAndKeyCertOptions keyStore() {
     try {
       var empty = KeyStore.getInstance("PKCS12");
       empty.load(null, null);
@@ -73,7 +87,7 @@ public class ServedCertificate implements KeyStoreProvider {
     }
   }
 
-  void start(@Observes StartupEvent event, MeterRegistry meters) {
+  void start(@Observes ServerStartup event, MeterRegistry meters) {
     Meters.forget(meters, "gpu_admission_certificate_expiry_timestamp");
     Gauge.builder(
             "gpu_admission_certificate_expiry_timestamp", this, ServedCertificate::notAfterSeconds)
@@ -90,7 +104,7 @@ public class ServedCertificate implements KeyStoreProvider {
     timer.scheduleWithFixedDelay(this::checkQuietly, period, period, TimeUnit.MILLISECONDS);
   }
 
-  void stop(@Observes ShutdownEvent event) {
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
     if (timer != null) {
       timer.shutdownNow();
     }

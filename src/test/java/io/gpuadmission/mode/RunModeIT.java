@@ -1,0 +1,115 @@
+package io.gpuadmission.mode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.gpuadmission.support.PackagedApp;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The packaged jar in each mode, with the webhook's port already taken by this test, no
+ * certificate files, and a kubeconfig whose API server is a socket that counts connections: any
+ * listener, certificate read or informer would show (the server mode, as control, fails to start
+ * so). The server mode itself is {@code MutateEndpointIT}'s, with no argument as the README starts it.
+ */
+class RunModeIT {
+  @TempDir Path workingDirectory;
+  private ServerSocket webhookPort;
+  private ServerSocket apiServer;
+  private final AtomicInteger apiConnections = new AtomicInteger();
+  private Map<String, String> env;
+
+  @BeforeEach
+  void takePortAndFakeApiServer() throws IOException {
+    webhookPort = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    apiServer = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    var acceptor =
+        new Thread(
+            () -> {
+              while (!apiServer.isClosed()) {
+                try (var connection = apiServer.accept()) {
+                  apiConnections.incrementAndGet();
+                } catch (IOException closed) {
+                  return;
+                }
+              }
+            },
+            "fake-api-server");
+    acceptor.setDaemon(true);
+    acceptor.start();
+    var kubeconfig = workingDirectory.resolve("kubeconfig");
+    Files.writeString(
+        kubeconfig,
+        """
+        apiVersion: v1
+        kind: Config
+        clusters: [{name: c, cluster: {server: "https://127.0.0.1:%d", insecure-skip-tls-verify: true}}]
+        users: [{name: u, user: {token: t}}]
+        contexts: [{name: x, context: {cluster: c, user: u}}]
+        current-context: x
+        """
+            .formatted(apiServer.getLocalPort()));
+    env = new HashMap<>();
+    env.put("KUBECONFIG", kubeconfig.toString());
+    env.put("GPU_ADMISSION_PORT", Integer.toString(webhookPort.getLocalPort()));
+    env.put("GPU_ADMISSION_TLS_CERT", workingDirectory.resolve("missing.crt").toString());
+    env.put("GPU_ADMISSION_TLS_KEY", workingDirectory.resolve("missing.key").toString());
+  }
+
+  @AfterEach
+  void close() throws IOException {
+    webhookPort.close();
+    apiServer.close();
+  }
+
+  @Test
+  void aCommandRunsWithoutListenerCertificateOrCluster() {
+    var run = PackagedApp.run(workingDirectory, env, "--version");
+
+    assertThat(run.stderr()).isEmpty();
+    assertThat(run.stdout()).isEqualTo("gpu-admission 0.1.0-SNAPSHOT\n");
+    assertThat(run.exitCode()).isZero();
+    assertThat(apiConnections).hasValue(0);
+  }
+
+  @Test
+  void aCommandLineWithoutCommandPrintsUsageAndExitsTwo() {
+    var run = PackagedApp.run(workingDirectory, env, "--no-such-option");
+
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.stderr()).startsWith("Unknown option: '--no-such-option'\nUsage: gpu-admission ");
+    assertThat(run.stdout()).isEmpty();
+  }
+
+  @Test
+  void theServerCannotStartHereSoTheseChecksWouldCatchAListener() {
+    var run = PackagedApp.run(workingDirectory, env);
+
+    assertThat(run.exitCode()).isNotZero();
+    assertThat(run.stdout() + run.stderr()).contains("Failed to start application");
+  }
+
+  @Test
+  void theNodeAgentModeStartsNoListenerInformerOrElection() throws Exception {
+    env.put("GPU_ADMISSION_MODE", "node-agent");
+    try (var agent = PackagedApp.start(workingDirectory, env)) {
+      await().atMost(Duration.ofSeconds(60)).until(() -> agent.stdout().contains(" started in ") || !agent.alive());
+      assertThat(agent.stdout()).contains("node-agent mode: no webhook listener, no server informers, no leader election");
+      assertThat(agent.stdout()).doesNotContain("Listening on: http");
+      // Informers and the election start at once in server mode; here nothing calls the API server.
+      await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3)).until(() -> apiConnections.get() == 0 && agent.alive());
+    }
+  }
+}

@@ -1,0 +1,106 @@
+package io.gpuadmission.support;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The packaged artifact ({@code target/quarkus-app/quarkus-run.jar}, made by {@code package} before
+ * failsafe runs) started as users start it, in a JVM of its own, with the environment and working
+ * directory a test gives. Output goes to files, so a chatty process never blocks on a full pipe.
+ */
+public final class PackagedApp {
+  public static final Path JAR = Path.of("target/quarkus-app/quarkus-run.jar").toAbsolutePath();
+
+  private PackagedApp() {}
+
+  /** A finished run: its exit code and what it wrote. */
+  public record Run(int exitCode, String stdout, String stderr) {}
+
+  /** A process still running, with its output so far. */
+  public static final class Running implements AutoCloseable {
+    private final Process process;
+    private final Path stdout;
+    private final Path stderr;
+
+    Running(Process process, Path stdout, Path stderr) {
+      this.process = process;
+      this.stdout = stdout;
+      this.stderr = stderr;
+    }
+
+    public String stdout() {
+      return read(stdout);
+    }
+
+    public String stderr() {
+      return read(stderr);
+    }
+
+    public boolean alive() {
+      return process.isAlive();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      process.destroy();
+      if (!process.waitFor(20, TimeUnit.SECONDS)) {
+        process.destroyForcibly().waitFor();
+      }
+    }
+  }
+
+  /** Runs the jar with {@code args} to its end (at most two minutes). */
+  public static Run run(Path workingDirectory, Map<String, String> env, String... args) {
+    try (var running = start(workingDirectory, env, args)) {
+      if (!running.process.waitFor(2, TimeUnit.MINUTES)) {
+        throw new AssertionError("still running after two minutes: " + List.of(args) + "\n" + running.stderr());
+      }
+      return new Run(running.process.exitValue(), running.stdout(), running.stderr());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+
+  /** Starts the jar with {@code args}; the caller closes it. */
+  public static Running start(Path workingDirectory, Map<String, String> env, String... args) {
+    if (!Files.isRegularFile(JAR)) {
+      throw new IllegalStateException(JAR + " is missing: run ./mvnw verify (package comes before the integration tests)");
+    }
+    try {
+      var stdout = Files.createTempFile("gpu-admission-out", ".txt");
+      var stderr = Files.createTempFile("gpu-admission-err", ".txt");
+      var command = new java.util.ArrayList<String>();
+      command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+      command.add("-jar");
+      command.add(JAR.toString());
+      command.addAll(List.of(args));
+      var builder = new ProcessBuilder(command).directory(workingDirectory.toFile());
+      builder.redirectOutput(stdout.toFile()).redirectError(stderr.toFile()).redirectInput(ProcessBuilder.Redirect.from(devNull()));
+      // Nothing of the test JVM's cluster or mode settings leaks in: each test says what it sets.
+      builder.environment().keySet().removeIf(k -> k.startsWith("GPU_ADMISSION_") || k.startsWith("QUARKUS_") || k.startsWith("KUBE"));
+      builder.environment().putAll(env);
+      return new Running(builder.start(), stdout, stderr);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static java.io.File devNull() {
+    return new java.io.File(System.getProperty("os.name").startsWith("Windows") ? "NUL" : "/dev/null");
+  }
+
+  private static String read(Path file) {
+    try {
+      return Files.readString(file, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}
