@@ -14,6 +14,7 @@ import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.policy.PolicyStore;
 import io.gpuadmission.validation.PodSubject;
 import io.gpuadmission.validation.PodValidator;
+import io.gpuadmission.validation.PolicyPlacementCheck;
 import io.gpuadmission.validation.RecentAdmissions;
 import io.gpuadmission.validation.ValidationResult;
 import io.gpuadmission.validation.WorkloadKind;
@@ -165,8 +166,8 @@ public class ValidationService {
       if (!text.isTextual()) {
         throw new InvalidPolicyException(List.of(new io.gpuadmission.policy.PolicyError("", 0, "the ConfigMap has no key " + policyConfig.key())));
       }
-      PolicyParser.parse(text.asText());
-      return allow(review, List.of(), start);
+      var parsed = PolicyParser.parse(text.asText());
+      return allow(review, PolicyPlacementCheck.warnings(parsed, nodes.nodes()), start);
     } catch (InvalidPolicyException e) {
       metrics.ruleApplied(ENDPOINT, "policy");
       metrics.record(ENDPOINT, Outcome.DENIED, start);

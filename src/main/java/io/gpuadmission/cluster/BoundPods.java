@@ -44,8 +44,8 @@ public final class BoundPods {
   }
 
   /**
-   * A copy with only what the ledger reads: identity, GPU annotations, node, resources, phase; for
-   * a pod asking whole GPUs, which may be a gang member under this or a later policy, also what
+   * A copy with only what the ledger reads: identity, GPU annotations, node, the resources of
+   * containers and init containers, phase; for a pod asking whole GPUs, which may be a gang member under this or a later policy, also what
    * gang placement reads (labels, owner, creation and deletion time, plan annotations, node
    * selection, tolerations, host network and ports). Memory shares, the many small pods, stay lean. Built with plain
    * setters, not the model's builders (which deep-copy): fabric8 runs the store on its HTTP event
@@ -100,6 +100,21 @@ public final class BoundPods {
         }
       }
       spec.setContainers(containers);
+      // Init containers count in the pod's effective request (and may be its only GPU ask).
+      if (pod.getSpec().getInitContainers() != null && !pod.getSpec().getInitContainers().isEmpty()) {
+        var inits = new ArrayList<Container>();
+        for (var c : pod.getSpec().getInitContainers()) {
+          if (c == null) {
+            continue;
+          }
+          var kept = new Container();
+          kept.setName(c.getName());
+          kept.setResources(c.getResources());
+          kept.setRestartPolicy(c.getRestartPolicy());
+          inits.add(kept);
+        }
+        spec.setInitContainers(inits);
+      }
     }
     var status = new PodStatus();
     status.setPhase(pod.getStatus() == null ? null : pod.getStatus().getPhase());

@@ -5,15 +5,16 @@ import java.util.OptionalLong;
 
 /**
  * What the webhook knows of one node from its labels and capacity: its GPU model, per-GPU memory
- * in MiB, GPU count and GPU pool ({@code ack.node.gpu.schedule}). Empty fields mean "not a GPU
- * node" or "not published".
+ * in MiB, GPU count, GPU pool ({@code ack.node.gpu.schedule}) and share placement ({@code
+ * ack.node.gpu.placement}). Empty fields mean "not a GPU node" or "not published".
  */
 public record GpuNode(
     String name,
     Optional<String> model,
     OptionalLong memoryMiB,
     int gpuCount,
-    Optional<String> pool) {
+    Optional<String> pool,
+    Optional<String> placement) {
 
   public boolean hasGpus() {
     return gpuCount > 0 || model.isPresent();

@@ -29,7 +29,12 @@ public final class GpuNodeMapper {
       count = capacityCount(node);
     }
     return new GpuNode(
-        node.getMetadata().getName(), model, memory, count, Optional.ofNullable(labels.get(keys.pool())));
+        node.getMetadata().getName(),
+        model,
+        memory,
+        count,
+        Optional.ofNullable(labels.get(keys.pool())),
+        Optional.ofNullable(labels.get(keys.placement())));
   }
 
   /** Reads {@code 12209MiB} (ACK), {@code 16160} (GFD: MiB) or {@code 16GiB}. */

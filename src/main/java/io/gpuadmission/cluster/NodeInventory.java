@@ -13,6 +13,7 @@ import jakarta.enterprise.event.Reception;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.jboss.logging.Logger;
@@ -126,6 +127,12 @@ public class NodeInventory implements NodeSource {
   public List<Node> list() {
     var current = informer;
     return current == null ? List.of() : current.getStore().list();
+  }
+
+  @Override
+  public Optional<Node> node(String name) {
+    var current = informer;
+    return current == null ? Optional.empty() : Optional.ofNullable(current.getStore().getByKey(name));
   }
 
   /** Records a node; public for tests that fill the inventory without a cluster. */

@@ -6,6 +6,7 @@ import io.gpuadmission.cluster.SchedulerNodes;
 import io.gpuadmission.gang.GangGate;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.NodeEligibility;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.policy.PolicyStore;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -32,7 +33,7 @@ public class ExtenderService {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
     var result =
-        gangs.filter(args.pod(), names).orElseGet(() -> decider.filter(GpuAsk.of(args.pod(), policies.current()), names));
+        gangs.filter(args.pod(), names).orElseGet(() -> decider.filter(GpuAsk.of(args.pod(), policies.current()), eligibility(args), names));
     if (args.nodeNames() != null) {
       return new ExtenderWire.FilterResult(null, result.passed(), result.failed(), result.unresolvable(), "");
     }
@@ -42,7 +43,13 @@ public class ExtenderService {
   List<PlacementDecider.NodeScore> prioritize(ExtenderWire.Args args) {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
-    return gangs.prioritize(args.pod(), names).orElseGet(() -> decider.prioritize(GpuAsk.of(args.pod(), policies.current()), names));
+    return gangs.prioritize(args.pod(), names)
+        .orElseGet(() -> decider.prioritize(GpuAsk.of(args.pod(), policies.current()), eligibility(args), names));
+  }
+
+  /** The pod's own node selection and GPU resources, judged again on every node (kube-scheduler has, but must not be contradicted). */
+  private NodeEligibility eligibility(ExtenderWire.Args args) {
+    return NodeEligibility.of(args.pod(), policies.current());
   }
 
   /** Full Node objects (nodeCacheCapable: false): GPUs of nodes our informer has not shown yet. */

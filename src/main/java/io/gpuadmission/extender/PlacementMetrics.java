@@ -7,6 +7,7 @@ import io.gpuadmission.cluster.GpuNode;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.metrics.Meters;
 import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.LedgerInspection;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.MultiGauge;
 import io.micrometer.core.instrument.Tags;
@@ -27,8 +28,10 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
  * What operators watch of the GPUs, read from the ledger on a schedule (a scrape never waits on
- * it): per node and pool the GPUs and GPU memory there and what is allocated, and per pool the
- * memory-share fragmentation the FGD allocator minimises, measured against the shares running now.
+ * it): per node and pool the GPUs and GPU memory there and what is allocated (as {@code
+ * /extender/inspect} counts it: pods on GPUs the node no longer has included, so allocated can
+ * exceed total), the GPUs held beyond what they have, and per pool the memory-share fragmentation
+ * the FGD allocator minimises, measured against the shares running now.
  */
 @ApplicationScoped
 public class PlacementMetrics {
@@ -59,7 +62,10 @@ public class PlacementMetrics {
     gauge("gpu_admission_node_gpus", "GPUs of a node, by node and pool");
     gauge("gpu_admission_node_gpus_allocated", "Whole GPUs of a node held by pods (a share holds part of one)");
     gauge("gpu_admission_node_gpu_memory_bytes", "GPU memory of a node, by node and pool");
-    gauge("gpu_admission_node_gpu_memory_allocated_bytes", "GPU memory of a node held by pods, whole GPUs and shares");
+    gauge("gpu_admission_node_gpu_memory_allocated_bytes", "GPU memory of a node held by pods, whole GPUs and shares (above the total when over-committed)");
+    gauge(
+        "gpu_admission_node_gpus_overcommitted",
+        "GPUs of a node held beyond what they have: GPUs the node no longer has that pods still hold, GPUs claimed past their memory");
     gauge("gpu_admission_pool_gpu_memory_fragmented_bytes", "Free GPU memory of a pool that the running shares could not use (FGD's measure)");
     refresher = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "placement-metrics"));
     refresher.scheduleWithFixedDelay(this::refresh, 0, period.toMillis(), TimeUnit.MILLISECONDS);
@@ -95,24 +101,23 @@ public class PlacementMetrics {
     var fragmented = new TreeMap<String, Double>();
     for (var name : ledger.nodes()) {
       var view = ledger.view(name);
-      if (view.isEmpty()) {
-        continue;
+      // Memory as inspect counts it, uncapped: the view caps each GPU at its size for the allocator.
+      var inspected = LedgerInspection.node(ledger, name);
+      if (view.isEmpty() || inspected.isEmpty()) {
+        continue; // the node went between the two reads
       }
       var pool = pools.getOrDefault(name, NO_POOL);
       var tags = Tags.of("node", name, "pool", pool);
       var gpus = view.get().gpus();
-      long memory = 0;
-      long used = 0;
       var whole = 0;
       for (var gpu : gpus) {
-        memory += gpu.capacity();
-        used += gpu.used();
         whole += gpu.capacity() > 0 && gpu.used() == gpu.capacity() ? 1 : 0;
       }
       rows.get("gpu_admission_node_gpus").add(MultiGauge.Row.of(tags, gpus.size()));
       rows.get("gpu_admission_node_gpus_allocated").add(MultiGauge.Row.of(tags, whole));
-      rows.get("gpu_admission_node_gpu_memory_bytes").add(MultiGauge.Row.of(tags, memory * GIB));
-      rows.get("gpu_admission_node_gpu_memory_allocated_bytes").add(MultiGauge.Row.of(tags, used * GIB));
+      rows.get("gpu_admission_node_gpu_memory_bytes").add(MultiGauge.Row.of(tags, inspected.get().totalGPU() * GIB));
+      rows.get("gpu_admission_node_gpu_memory_allocated_bytes").add(MultiGauge.Row.of(tags, inspected.get().usedGPU() * GIB));
+      rows.get("gpu_admission_node_gpus_overcommitted").add(MultiGauge.Row.of(tags, inspected.get().overcommittedGPUs()));
       fragmented.merge(pool, fragmentation == null ? 0 : fragmentation.of(view.get()) * GIB, Double::sum);
     }
     fragmented.forEach((pool, bytes) -> rows.get("gpu_admission_pool_gpu_memory_fragmented_bytes").add(MultiGauge.Row.of(Tags.of("pool", pool), bytes)));

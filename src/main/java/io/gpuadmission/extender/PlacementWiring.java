@@ -90,7 +90,7 @@ public class PlacementWiring {
   @Produces
   @Singleton
   PlacementDecider decider() {
-    return new PlacementDecider(ledger, policies::current);
+    return new PlacementDecider(ledger, policies::current, Optional.empty(), nodes::node);
   }
 
   @Produces

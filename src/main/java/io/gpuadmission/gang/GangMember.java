@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.MemberPlan;
+import io.gpuadmission.pod.NodeConstraints;
 import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.GpuPolicy;
 import java.time.Instant;

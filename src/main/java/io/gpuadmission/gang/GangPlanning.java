@@ -6,6 +6,7 @@ import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PlacementDecider.GangGroup;
 import io.gpuadmission.placement.PlacementDecider.GangOutcome;
 import io.gpuadmission.placement.PlacementDecider.MemberPlace;
+import io.gpuadmission.pod.NodeConstraints;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;

@@ -65,6 +65,12 @@ public final class GpuAnnotations {
     return Optional.empty();
   }
 
+  /** {@code GPU 2, 8GiB of aliyun.com/gpu-mem} for a share, {@code GPUs 0,3} for whole GPUs. */
+  public static String describe(GpuClaim claim, String shareResource) {
+    var gpus = (claim.gpus().size() == 1 ? "GPU " : "GPUs ") + join(claim.gpus());
+    return claim.whole() ? gpus : gpus + ", " + claim.memory() + "GiB of " + shareResource;
+  }
+
   public static boolean finished(Pod pod) {
     var phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
     return "Succeeded".equals(phase) || "Failed".equals(phase);

@@ -9,7 +9,8 @@ import java.util.Set;
 
 /**
  * What a pod asks of the GPUs of one node: nothing the extender manages, a memory share of one GPU
- * (GiB, summed over containers' limits as gpushare counts it), or a number of whole GPUs. CPU
+ * (GiB), or a number of whole GPUs, both the pod's effective request as kube-scheduler counts it
+ * (init and sidecar containers included: {@link PodResources#effective}). CPU
  * (milli) and allowed GPU models are left at 0 and empty by the extender, where kube-scheduler's
  * own plugins and the pod's nodeSelector handle them; the trace simulator sets them. {@code
  * nvlink}: the whole GPUs must all be pairwise NVLink-connected (a topology job's pod under policy
@@ -50,16 +51,17 @@ public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<Strin
   /**
    * Reads the pod's ask: the policy's share resource ({@code aliyun.com/gpu-mem}) first, then its
    * whole-GPU resources ({@code aliyun.com/gpu} on topology nodes, {@code nvidia.com/gpu}), which
-   * must be NVLink-connected for a topology job's pod when the policy requires it.
+   * must be NVLink-connected for a topology job's pod when the policy requires it. A pod asking
+   * both a share and whole GPUs (refused at admission: no node offers both) is read as a share.
    */
   public static GpuAsk of(Pod pod, GpuPolicy policy) {
-    var memory = PodResources.limitSum(pod, policy.sharedMemory().resourceName()).longValue();
+    var memory = PodResources.effective(pod, policy.sharedMemory().resourceName()).longValue();
     if (memory > 0) {
       return share(memory);
     }
     var whole =
-        PodResources.limitSum(pod, policy.topology().resourceName())
-            .add(PodResources.limitSum(pod, policy.topology().wholeGpuResource()))
+        PodResources.effective(pod, policy.topology().resourceName())
+            .add(PodResources.effective(pod, policy.topology().wholeGpuResource()))
             .intValue();
     if (whole <= 0) {
       return NONE;

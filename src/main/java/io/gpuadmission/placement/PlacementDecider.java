@@ -1,5 +1,6 @@
 package io.gpuadmission.placement;
 
+import io.fabric8.kubernetes.api.model.Node;
 import io.gpuadmission.allocator.GangPlanner;
 import io.gpuadmission.allocator.NodeGpus;
 import io.gpuadmission.allocator.TaskDistribution;
@@ -9,12 +10,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
  * The extender's decisions, read from the ledger and made by the allocator: which nodes can take a
- * pod and why not (filter), how good each is (prioritize, 0–10), which GPUs it gets (bind). The
- * trace simulator drives this same class.
+ * pod and why not (filter), how good each is (prioritize, 0–10), which GPUs it gets (bind). Before
+ * any GPU is counted, a node must be one the pod may go to at all ({@link NodeEligibility}, judged
+ * on the Node objects of the node informer). The trace simulator drives this same class.
  */
 public final class PlacementDecider {
   /** kube-scheduler's {@code MaxExtenderPriority}. */
@@ -23,18 +26,26 @@ public final class PlacementDecider {
   private final GpuLedger ledger;
   private final Supplier<GpuPolicy> policies;
   private final Optional<TaskDistribution> workload;
+  private final Function<String, Optional<Node>> nodes;
   private volatile PlacementStrategies strategies;
 
-  /** FGD measures fragmentation against the GPU pods the ledger holds. */
+  /** FGD measures fragmentation against the GPU pods the ledger holds; no Node objects to judge eligibility by. */
   public PlacementDecider(GpuLedger ledger, Supplier<GpuPolicy> policies) {
-    this(ledger, policies, Optional.empty());
+    this(ledger, policies, Optional.empty(), name -> Optional.empty());
   }
 
   /** FGD measures fragmentation against a known target workload (the trace simulator's). */
   public PlacementDecider(GpuLedger ledger, Supplier<GpuPolicy> policies, Optional<TaskDistribution> workload) {
+    this(ledger, policies, workload, name -> Optional.empty());
+  }
+
+  /** {@code nodes}: the Node object of a name, as the node informer has it (empty when unknown). */
+  public PlacementDecider(
+      GpuLedger ledger, Supplier<GpuPolicy> policies, Optional<TaskDistribution> workload, Function<String, Optional<Node>> nodes) {
     this.ledger = ledger;
     this.policies = policies;
     this.workload = workload;
+    this.nodes = nodes;
   }
 
   /** Nodes that can take the ask, and for the others the reason, split by whether eviction could help. */
@@ -125,6 +136,11 @@ public final class PlacementDecider {
   }
 
   public FilterResult filter(GpuAsk ask, List<String> nodes) {
+    return filter(ask, NodeEligibility.ANY, nodes);
+  }
+
+  /** Nodes that can take the ask and that the pod may go to ({@code eligibility}), and why not for the others. */
+  public FilterResult filter(GpuAsk ask, NodeEligibility eligibility, List<String> nodes) {
     if (passesUntouched(ask)) {
       return new FilterResult(nodes, Map.of(), Map.of());
     }
@@ -136,8 +152,10 @@ public final class PlacementDecider {
     for (var name : nodes) {
       // No lambdas per node: filter runs this for thousands of nodes per pod.
       var view = ledger.view(name);
-      var refusal =
-          view.isPresent() ? NodeRefusal.of(ask, s.judged(ask, view.get()), resource) : Optional.of(NodeRefusal.withoutView(ledger, name));
+      var refusal = view.isPresent() ? eligibility.refusal(name, this.nodes) : Optional.of(NodeRefusal.withoutView(ledger, name));
+      if (refusal.isEmpty()) {
+        refusal = NodeRefusal.of(ask, s.judged(ask, view.get()), resource);
+      }
       if (refusal.isEmpty()) {
         passed.add(name);
       } else {
@@ -154,6 +172,11 @@ public final class PlacementDecider {
    * (kube-scheduler's own plugins decide).
    */
   public List<NodeScore> prioritize(GpuAsk ask, List<String> nodes) {
+    return prioritize(ask, NodeEligibility.ANY, nodes);
+  }
+
+  /** As {@link #prioritize(GpuAsk, List)}; a node the pod may not go to scores 0 and sets no bound. */
+  public List<NodeScore> prioritize(GpuAsk ask, NodeEligibility eligibility, List<String> nodes) {
     var raw = new double[nodes.size()];
     var fits = new boolean[nodes.size()];
     var scorer = new NodeScorer(strategies(), ledger, ask);
@@ -161,7 +184,7 @@ public final class PlacementDecider {
     double worst = Double.NEGATIVE_INFINITY;
     for (int i = 0; i < nodes.size() && !passesUntouched(ask); i++) {
       var view = ledger.view(nodes.get(i));
-      if (view.isEmpty()) {
+      if (view.isEmpty() || eligibility.refusal(nodes.get(i), this.nodes).isPresent()) {
         continue;
       }
       var score = scorer.score(nodes.get(i), view.get());
@@ -203,12 +226,20 @@ public final class PlacementDecider {
 
   /** The GPUs {@code ask} gets on {@code node} now (bind's re-check against the ledger). */
   public Choice choose(GpuAsk ask, String node) {
+    return choose(ask, NodeEligibility.ANY, node);
+  }
+
+  /** The GPUs {@code ask} gets on {@code node} now, if the pod may go there ({@code eligibility}). */
+  public Choice choose(GpuAsk ask, NodeEligibility eligibility, String node) {
     var view = ledger.view(node);
     if (view.isEmpty()) {
       return new Choice.Refused("node " + node + ": " + NodeRefusal.withoutView(ledger, node).reason());
     }
     var s = strategies();
-    var refusal = NodeRefusal.of(ask, s.judged(ask, view.get()), s.policy().sharedMemory().resourceName());
+    var refusal = eligibility.refusal(node, nodes);
+    if (refusal.isEmpty()) {
+      refusal = NodeRefusal.of(ask, s.judged(ask, view.get()), s.policy().sharedMemory().resourceName());
+    }
     if (refusal.isPresent()) {
       return new Choice.Refused("node " + node + ": " + refusal.get().reason());
     }

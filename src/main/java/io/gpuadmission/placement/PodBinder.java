@@ -20,10 +20,11 @@ import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
 /**
- * Bind: re-check the node against the ledger, choose the GPUs and reserve them, write the choice on
- * the pod in one patch, then create the pod's Binding. A failure at any step undoes the
- * reservation and comes back as the error kube-scheduler shows (it then retries the pod). Only the
- * leader binds (see {@link LeaderGate}).
+ * Bind: refuse a pod that is already bound (saying where), re-check the node against the pod's own
+ * node selection and GPU resources ({@link NodeEligibility}) and against the ledger, choose the
+ * GPUs and reserve them, write the choice on the pod in one patch, then create the pod's Binding.
+ * A failure at any step undoes the reservation and comes back as the error kube-scheduler shows
+ * (it then retries the pod). Only the leader binds (see {@link LeaderGate}).
  */
 public final class PodBinder {
   private static final Logger LOG = Logger.getLogger(PodBinder.class);
@@ -89,6 +90,11 @@ public final class PodBinder {
     if (request.podUid() != null && !request.podUid().isEmpty() && !request.podUid().equals(pod.getMetadata().getUid())) {
       return "pod " + request.pod() + " was replaced (UID " + pod.getMetadata().getUid() + ", asked " + request.podUid() + ")";
     }
+    if (pod.getSpec() != null && pod.getSpec().getNodeName() != null && !pod.getSpec().getNodeName().isEmpty()) {
+      // kube-scheduler retrying a bind that went through, or a direct call: binding again would
+      // rewrite the GPU annotations of a pod whose containers may already run on the GPUs chosen.
+      return alreadyBound(request, pod);
+    }
     var ask = GpuAsk.of(pod, policies.get());
     if (ask.kind() == GpuAsk.Kind.NONE) {
       // kube-scheduler hands bind to an extender only for pods asking its managed resources; a
@@ -112,7 +118,7 @@ public final class PodBinder {
         }
         claim = GpuClaim.reserved(uid, request.pod(), request.node(), plan.get().gpus(), 0);
       } else {
-        var choice = decider.choose(ask, request.node());
+        var choice = decider.choose(ask, NodeEligibility.of(pod, policies.get()), request.node());
         if (choice instanceof Choice.Refused refused) {
           return "cannot bind " + request.pod() + " (" + ask + "): " + refused.reason();
         }
@@ -120,7 +126,9 @@ public final class PodBinder {
         claim = GpuClaim.reserved(uid, request.pod(), request.node(), gpus, ask.kind() == GpuAsk.Kind.SHARE ? ask.memory() : 0);
       }
       if (!ledger.reserve(claim)) {
-        return "cannot bind " + request.pod() + ": GPUs " + GpuAnnotations.join(claim.gpus()) + " of node " + request.node() + " were just taken";
+        return ledger.claim(uid).filter(c -> c.phase() == GpuClaim.Phase.BOUND).isPresent()
+            ? alreadyBound(request, pod)
+            : "cannot bind " + request.pod() + ": GPUs " + GpuAnnotations.join(claim.gpus()) + " of node " + request.node() + " were just taken";
       }
     }
     var error = annotate(request, claim);
@@ -138,6 +146,16 @@ public final class PodBinder {
       LOG.warnf("bind of %s to %s rolled back: %s", request.pod(), request.node(), error);
     }
     return error;
+  }
+
+  /** Where the pod is bound and what it holds there, as its annotations (or the ledger, which read them) say. */
+  private String alreadyBound(BindRequest request, Pod pod) {
+    var claim = GpuAnnotations.claimOf(pod).or(() -> ledger.claim(pod.getMetadata().getUid()).filter(c -> c.phase() == GpuClaim.Phase.BOUND));
+    var node = pod.getSpec().getNodeName() != null && !pod.getSpec().getNodeName().isEmpty()
+        ? pod.getSpec().getNodeName()
+        : claim.map(GpuClaim::node).orElse("?");
+    var held = claim.map(c -> " (" + GpuAnnotations.describe(c, policies.get().sharedMemory().resourceName()) + ")").orElse("");
+    return "pod " + request.pod() + " is already bound to node " + node + held + "; a pod is bound only once";
   }
 
   /** Why a gang member cannot bind to the requested node: no plan yet, or planned elsewhere. */

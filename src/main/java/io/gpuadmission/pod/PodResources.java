@@ -46,18 +46,45 @@ public final class PodResources {
   }
 
   /**
-   * The amount of {@code resourceName} the pod asks, summed over regular containers from their
-   * limits (as gpushare counts {@code aliyun.com/gpu-mem}), falling back to requests.
+   * The pod's effective request of {@code resourceName}, as kube-scheduler reserves it on a node
+   * (component-helpers {@code PodRequests}, after the sidecar KEP): the larger of (a) the regular
+   * containers and the sidecar init containers ({@code restartPolicy: Always}, which run beside
+   * them) summed, and (b) the largest need while init containers run, one at a time, each beside
+   * the sidecars started before it. Each container counts its limit, else its request (GPU
+   * resources are extended resources, whose request equals the limit; gpushare reads limits).
+   * Every decision about what a pod holds (ledger, annotations, GPU count, feasibility) reads this.
    */
-  public static BigDecimal limitSum(Pod pod, String resourceName) {
-    var sum = BigDecimal.ZERO;
-    if (pod.getSpec() == null || pod.getSpec().getContainers() == null) {
-      return sum;
+  public static BigDecimal effective(Pod pod, String resourceName) {
+    var spec = pod.getSpec();
+    if (spec == null) {
+      return BigDecimal.ZERO;
     }
-    for (var container : pod.getSpec().getContainers()) {
-      sum = sum.add(amount(container, resourceName));
+    var running = BigDecimal.ZERO;
+    if (spec.getContainers() != null) {
+      for (var container : spec.getContainers()) {
+        running = running.add(amount(container, resourceName));
+      }
     }
-    return sum;
+    var initPeak = BigDecimal.ZERO;
+    if (spec.getInitContainers() != null) {
+      var sidecars = BigDecimal.ZERO;
+      for (var container : spec.getInitContainers()) {
+        var own = amount(container, resourceName);
+        if (isSidecar(container)) {
+          running = running.add(own);
+          sidecars = sidecars.add(own);
+          initPeak = initPeak.max(sidecars);
+        } else {
+          initPeak = initPeak.max(own.add(sidecars));
+        }
+      }
+    }
+    return running.max(initPeak);
+  }
+
+  /** An init container that keeps running beside the regular ones (Kubernetes' sidecar). */
+  public static boolean isSidecar(Container container) {
+    return "Always".equals(container.getRestartPolicy());
   }
 
   /** What one container asks of {@code resourceName}: its limit, else its request, else 0. */

@@ -19,7 +19,8 @@ public record GpuPolicy(
     GpuModelPolicy gpuModel,
     AllocatorPolicy allocator,
     FailureModePolicy failureMode,
-    SchedulingPolicy scheduling) {
+    SchedulingPolicy scheduling,
+    FeasibilityPolicy feasibility) {
 
   public static final int CURRENT_VERSION = 1;
 

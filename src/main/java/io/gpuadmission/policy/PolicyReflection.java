@@ -21,7 +21,9 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
       AllocatorPolicy.MemoryShareStrategy.class,
       FailureModePolicy.class,
       FailureModePolicy.FailureMode.class,
-      SchedulingPolicy.class
+      SchedulingPolicy.class,
+      FeasibilityPolicy.class,
+      FeasibilityPolicy.OnInfeasible.class
     })
 final class PolicyReflection {
   private PolicyReflection() {}

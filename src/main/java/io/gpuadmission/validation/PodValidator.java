@@ -15,7 +15,7 @@ import java.util.List;
 public final class PodValidator {
   /** Rules that hold for any pod and for any workload's pod template. */
   public static final List<PodRule> POD_RULES =
-      List.of(new MixedGpuResourcesRule(), new ReplicaLabelRule(), new TopologyNamespaceRule(), new HostNamespaceConflictRule(), new PodSecurityRule(), new FeasibilityRule());
+      List.of(new MixedGpuResourcesRule(), new ReplicaLabelRule(), new TopologyNamespaceRule(), new HostNamespaceConflictRule(), new PodSecurityRule(), new FeasibilityRule(), new GpushareContainersRule());
 
   private final RecentAdmissions ledger;
 

@@ -26,4 +26,17 @@ class BoundPodsTest {
     assertThat(BoundPods.isGpuPod(stripped, PolicyParser.builtInDefault())).isTrue();
     assertThat(Map.of("phase", stripped.getStatus().getPhase())).containsEntry("phase", "Running");
   }
+
+  @Test
+  void aPodWhoseGpuAskIsInAnInitContainerStaysAGpuPodWhenStripped() {
+    var initOnly = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("placement/pod-init-only-share-5g.yaml")), Pod.class);
+    var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("placement/pod-share-sidecars.yaml")), Pod.class);
+
+    var stripped = BoundPods.strip(pod, PolicyParser.builtInDefault());
+
+    assertThat(BoundPods.isGpuPod(BoundPods.strip(initOnly, PolicyParser.builtInDefault()), PolicyParser.builtInDefault())).isTrue();
+    assertThat(stripped.getSpec().getInitContainers())
+        .extracting(c -> c.getName() + "/" + c.getRestartPolicy() + "/" + c.getResources().getLimits().get("aliyun.com/gpu-mem") + "/" + c.getImage())
+        .containsExactly("metrics/Always/2/null", "quantize/null/6/null", "cache/Always/1/null", "verify/null/3/null");
+  }
 }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.ContainerImageBuilder;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.NodeConditionBuilder;
-import io.gpuadmission.gang.NodeConstraints;
+import io.gpuadmission.pod.NodeConstraints;
 import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.support.Fixtures;
 import org.junit.jupiter.api.Test;

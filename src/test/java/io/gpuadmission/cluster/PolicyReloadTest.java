@@ -124,4 +124,23 @@ class PolicyReloadTest {
             "ConfigMap \"gpu-admission-policy\": policy.yaml is not a valid policy: line 2: allocator.memoryShare:"
                 + " \"tightest\" is not one of [binpack, spread, fgd]");
   }
+
+  @Inject NodeInventory nodes;
+
+  @Test
+  void warnsAtApplyOfASharePlacementNoNodeOfASharePoolCarries() {
+    await().atMost(WITHIN).until(() -> nodes.nodes().size() == 5);
+    var configMap = KubernetesJson.mapper().valueToTree(policy(Fixtures.text(Fixtures.path("validation/policy-placement-spread.yaml"))));
+
+    var response = post("/validate", Reviews.create("u-placement", configMap)).path("response");
+
+    assertThat(response.path("allowed").asBoolean()).isTrue();
+    assertThat(response.path("warnings"))
+        .extracting(JsonNode::asText)
+        .containsExactly(
+            "gpu-admission: sharedMemory.placement is spread but no GPU node of pool \"cgpu\" carries ack.node.gpu.placement=spread"
+                + " (there: binpack on 2 nodes): its share pods will be refused until one does; label the nodes that should place shares so",
+            "gpu-admission: sharedMemory.placement is spread but no GPU node of pool \"share\" carries ack.node.gpu.placement=spread"
+                + " (there: none on 1 node): its share pods will be refused until one does; label the nodes that should place shares so");
+  }
 }

@@ -89,8 +89,9 @@ class ExtenderEndpointTest {
 
     assertThat(answer.path("NodeNames").isNull()).isTrue();
     assertThat(answer.path("Nodes").path("items").findValuesAsText("name"))
-        .containsExactly("cn-beijing.i-cgpu-v100-a", "cn-beijing.i-topo-v100-a");
+        .containsExactly("cn-beijing.i-cgpu-v100-a");
     assertThat(answer.path("FailedNodes")).isEqualTo(json(fixture("filter-node-names.expected.json")).path("FailedNodes"));
+    assertThat(answer.path("FailedAndUnresolvableNodes")).isEqualTo(json(fixture("filter-node-names.expected.json")).path("FailedAndUnresolvableNodes"));
     assertThat(answer.path("Error").asText()).isEmpty();
   }
 
@@ -123,6 +124,90 @@ class ExtenderEndpointTest {
     var assumed = Long.parseLong(annotations.get("ALIYUN_COM_GPU_MEM_ASSUME_TIME"));
     assertThat(assumed).isBetween(before.getEpochSecond() * 1_000_000_000L, Instant.now().getEpochSecond() * 1_000_000_000L + 999_999_999L);
     assertThat(client.bindings().inNamespace("default").withName("cgpu-test").get().getTarget().getName()).isEqualTo("cn-beijing.i-cgpu-v100-a");
+  }
+
+  private String bindArgs(Pod pod, String node) {
+    var args = Map.of("PodName", pod.getMetadata().getName(), "PodNamespace", pod.getMetadata().getNamespace(), "PodUID", pod.getMetadata().getUid(), "Node", node);
+    return KubernetesJson.mapper().valueToTree(args).toString();
+  }
+
+  /** A fixture pod under another name: the mock API server keeps each Binding, and bind tests must not meet another's. */
+  private Pod createFixturePod(String file, String name) {
+    var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("extender/" + file)), Pod.class);
+    pod.getMetadata().setName(name);
+    return client.resource(pod).createOr(existing -> existing.update());
+  }
+
+  /** What the API server does on a Binding (the CRUD mock only stores it): the pod gets its node. */
+  private void bound(Pod pod, String node) {
+    client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).edit(p -> {
+      p.getSpec().setNodeName(node);
+      return p;
+    });
+  }
+
+  private void deleteWithItsBinding(Pod pod) {
+    client.resource(pod).delete();
+    client.bindings().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).delete();
+  }
+
+  @Test
+  void bindsAPodWhoseOnlyGpuAskIsInAnInitContainer() {
+    await().atMost(Duration.ofSeconds(20)).until(gate::leading);
+    var pod = createFixturePod("pod-init-only-cgpu.yaml", "warmup-5g");
+    try {
+      var answer = post("/extender/bind", bindArgs(pod, "cn-beijing.i-cgpu-v100-a")).statusCode(200).extract().asString();
+
+      assertThat(json(answer)).isEqualTo(json("{\"Error\":\"\"}"));
+      var annotations = client.resource(pod).get().getMetadata().getAnnotations();
+      assertThat(annotations).containsEntry("ALIYUN_COM_GPU_MEM_IDX", "0").containsEntry("ALIYUN_COM_GPU_MEM_POD", "5");
+      bound(pod, "cn-beijing.i-cgpu-v100-a");
+      // The informer shows the bound pod: the ledger holds its 5 GiB as read from the pod itself.
+      await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claim(pod.getMetadata().getUid())
+          .filter(c -> c.phase() == io.gpuadmission.placement.GpuClaim.Phase.BOUND).isPresent());
+      assertThat(ledger.claim(pod.getMetadata().getUid()).orElseThrow().memory()).isEqualTo(5);
+    } finally {
+      deleteWithItsBinding(pod);
+    }
+  }
+
+  @Test
+  void aSecondBindOfABoundPodSaysWhereItIsBound() {
+    await().atMost(Duration.ofSeconds(20)).until(gate::leading);
+    var pod = createFixturePod("pod-cgpu-test.yaml", "cgpu-twice");
+    try {
+      assertThat(json(post("/extender/bind", bindArgs(pod, "cn-beijing.i-cgpu-v100-a")).statusCode(200).extract().asString()))
+          .isEqualTo(json("{\"Error\":\"\"}"));
+      bound(pod, "cn-beijing.i-cgpu-v100-a");
+      await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claim(pod.getMetadata().getUid())
+          .filter(c -> c.phase() == io.gpuadmission.placement.GpuClaim.Phase.BOUND).isPresent());
+
+      var again = post("/extender/bind", bindArgs(pod, "cn-beijing.i-cgpu-v100-a")).statusCode(200).extract().asString();
+
+      assertThat(json(again).path("Error").asText())
+          .isEqualTo("pod default/cgpu-twice is already bound to node cn-beijing.i-cgpu-v100-a (GPU 0, 14GiB of aliyun.com/gpu-mem);"
+              + " a pod is bound only once");
+      assertThat(ledger.claimsOn("cn-beijing.i-cgpu-v100-a")).extracting(c -> c.gpus()).containsExactly(java.util.List.of(0));
+    } finally {
+      deleteWithItsBinding(pod);
+    }
+  }
+
+  @Test
+  void bindRefusesANodeOfAnotherPoolThanThePodSelects() {
+    await().atMost(Duration.ofSeconds(20)).until(gate::leading);
+    var pod = createFixturePod("pod-cgpu-test.yaml", "cgpu-elsewhere");
+    try {
+      var answer = post("/extender/bind", bindArgs(pod, "cn-beijing.i-topo-v100-a")).statusCode(200).extract().asString();
+
+      assertThat(json(answer).path("Error").asText())
+          .isEqualTo("cannot bind default/cgpu-elsewhere (14GiB of one GPU): node cn-beijing.i-topo-v100-a: its label"
+              + " ack.node.gpu.schedule is \"topology\", the pod's nodeSelector asks \"cgpu\"");
+      assertThat(client.resource(pod).get().getSpec().getNodeName()).isNull();
+      assertThat(client.resource(pod).get().getMetadata().getAnnotations()).containsOnlyKeys("gpu-admission.io/mutated");
+    } finally {
+      deleteWithItsBinding(pod);
+    }
   }
 
   @Test

@@ -23,8 +23,10 @@ import org.openjdk.jmh.annotations.State;
  * The extender's filter and prioritize without HTTP: request bytes in, decode, decision over the
  * ledger, answer bytes out, for the load harness' ExtenderArgs of 500 and 5,000 node names (copied
  * under {@code bench/}). The ledger is {@code bench/extender-bench.sh}'s cluster: 5,000 nodes of 8
- * V100 16 GB and 20,000 bound 4 GiB shares. Run with {@code bench/jmh.sh ExtenderPathBenchmark -prof
- * gc}: {@code gc.alloc.rate.norm} (bytes per request) is the figure machine load cannot move.
+ * V100 16 GB and 20,000 bound 4 GiB shares, whose Node objects (labels, allocatable {@code
+ * nvidia.com/gpu}, a GPU taint the pod tolerates: every check runs and passes) the decider judges the pod's eligibility by, as the node informer gives them.
+ * Run with {@code bench/jmh.sh ExtenderPathBenchmark -prof gc}: {@code gc.alloc.rate.norm} (bytes
+ * per request) is the figure machine load cannot move.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -60,7 +62,8 @@ public class ExtenderPathBenchmark {
     }
     var policies = new PolicyStore();
     var ledger = benchLedger();
-    var decider = new PlacementDecider(ledger, policies::current);
+    var nodeObjects = benchNodes();
+    var decider = new PlacementDecider(ledger, policies::current, Optional.empty(), name -> Optional.ofNullable(nodeObjects.get(name)));
     var gangs = new io.gpuadmission.gang.GangRegistry(policies::current);
     var gate = new io.gpuadmission.gang.GangGate(
         gangs, new io.gpuadmission.gang.GangPlanning(decider, ledger, java.util.List::of, gangs), policies::current, java.time.Duration.ofSeconds(60));
@@ -77,6 +80,28 @@ public class ExtenderPathBenchmark {
       ledger.confirm(GpuClaim.bound("uid-" + p, "bench/share-" + p, name(p % CLUSTER_NODES), List.of(p / CLUSTER_NODES % 8), 4));
     }
     return ledger;
+  }
+
+  /** The bench cluster's Node objects as the node informer keeps them: labels, taints, allocatable. */
+  static java.util.Map<String, io.fabric8.kubernetes.api.model.Node> benchNodes() {
+    var nodes = new java.util.HashMap<String, io.fabric8.kubernetes.api.model.Node>();
+    for (int n = 0; n < CLUSTER_NODES; n++) {
+      nodes.put(
+          name(n),
+          new io.fabric8.kubernetes.api.model.NodeBuilder().withNewMetadata().withName(name(n))
+              .addToLabels("aliyun.accelerator/nvidia_count", "8")
+              .addToLabels("aliyun.accelerator/nvidia_mem", "16160MiB")
+              .addToLabels("aliyun.accelerator/nvidia_name", "Tesla-V100-SXM2-16GB")
+              .addToLabels("ack.node.gpu.schedule", "default")
+              .endMetadata()
+              .withNewSpec().addNewTaint().withKey("nvidia.com/gpu").withEffect("NoSchedule").endTaint().endSpec()
+              .withNewStatus()
+              .addToAllocatable("nvidia.com/gpu", new io.fabric8.kubernetes.api.model.Quantity("8"))
+              .addToAllocatable("cpu", new io.fabric8.kubernetes.api.model.Quantity("96"))
+              .endStatus()
+              .build());
+    }
+    return nodes;
   }
 
   private static String name(int n) {

@@ -39,4 +39,27 @@ class PlacementMetricsTest {
     assertThat(registry.get("gpu_admission_pool_gpu_memory_fragmented_bytes").tags("pool", "cgpu").gauge().value()).isEqualTo(6 * GIB);
     metrics.stop(null);
   }
+
+  @Test
+  void podsOnGpusTheNodeNoLongerHasCountAsAllocatedAndOverCommitted() {
+    var ledger = new GpuLedger();
+    ledger.putNode(new GpuNodeCapacity("cgpu-b", "Tesla-V100-SXM2-16GB", List.of(16L, 16L, 16L, 16L), Optional.empty()));
+    for (var g = 0; g < 4; g++) {
+      ledger.confirm(GpuClaim.bound("uid-" + g, "default/inference-" + g, "cgpu-b", List.of(g), 12));
+    }
+    ledger.putNode(new GpuNodeCapacity("cgpu-b", "Tesla-V100-SXM2-16GB", List.of(16L, 16L), Optional.empty()));
+    var nodes = new NodeInventory(null, new PolicyStore());
+    nodes.put(new NodeBuilder().withNewMetadata().withName("cgpu-b").addToLabels("ack.node.gpu.schedule", "cgpu").endMetadata().build());
+    var registry = new SimpleMeterRegistry();
+    var metrics = new PlacementMetrics(ledger, nodes, registry, Duration.ofHours(1));
+
+    metrics.start(null);
+    metrics.refresh();
+
+    assertThat(registry.get("gpu_admission_node_gpus").tags("node", "cgpu-b").gauge().value()).isEqualTo(2);
+    assertThat(registry.get("gpu_admission_node_gpu_memory_bytes").tags("node", "cgpu-b").gauge().value()).isEqualTo(32 * GIB);
+    assertThat(registry.get("gpu_admission_node_gpu_memory_allocated_bytes").tags("node", "cgpu-b").gauge().value()).isEqualTo(48 * GIB);
+    assertThat(registry.get("gpu_admission_node_gpus_overcommitted").tags("node", "cgpu-b", "pool", "cgpu").gauge().value()).isEqualTo(2);
+    metrics.stop(null);
+  }
 }

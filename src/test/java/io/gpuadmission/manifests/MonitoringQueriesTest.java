@@ -107,6 +107,22 @@ class MonitoringQueriesTest {
   }
 
   @Test
+  void overCommitAlertFiresOnGpusHeldBeyondWhatTheirNodeHas() throws Exception {
+    var rule =
+        (GenericKubernetesResource)
+            RenderedObjects.find(Overlays.renderObjects("manifests/monitoring"), "PrometheusRule", "gpu-admission", "gpu-admission");
+    var alert =
+        new ObjectMapper().valueToTree(rule.getAdditionalProperties().get("spec")).findValues("rules").stream()
+            .flatMap(rules -> java.util.stream.StreamSupport.stream(rules.spliterator(), false))
+            .filter(r -> r.path("alert").asText().equals("GpuAdmissionGpusOvercommitted"))
+            .findFirst()
+            .orElseThrow();
+
+    assertThat(alert.path("expr").asText()).isEqualTo("max by (node) (gpu_admission_node_gpus_overcommitted) > 0");
+    assertThat(alert.path("for").asText()).isEqualTo("5m");
+  }
+
+  @Test
   void metricNamesAreReadFromPromqlWithoutFunctionsLabelsOrKeywords() {
     assertThat(
             metricNames(

@@ -26,6 +26,11 @@ final class PlacementFixtures {
     return Fixtures.nodes(Fixtures.path("placement/nodes.yaml"));
   }
 
+  /** A fixture node by name, as the node informer would give it. */
+  static java.util.Optional<Node> node(String name) {
+    return nodes().stream().filter(n -> n.getMetadata().getName().equals(name)).findFirst();
+  }
+
   static Pod pod(String file) {
     return KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("placement/" + file)), Pod.class);
   }

@@ -47,7 +47,7 @@ class PodBinderTest {
   }
 
   private PodBinder binder(LeaderGate gate) {
-    var decider = new PlacementDecider(ledger, () -> policy);
+    var decider = new PlacementDecider(ledger, () -> policy, java.util.Optional.empty(), PlacementFixtures::node);
     return new PodBinder(client, ledger, decider, gate, () -> policy, Clock.fixed(NOW, ZoneOffset.UTC), Duration.ofSeconds(30));
   }
 
@@ -92,6 +92,87 @@ class PodBinderTest {
   }
 
   @Test
+  void bindsAPodWhoseOnlyGpuAskIsAnInitContainersShare() {
+    var pod = create("pod-init-only-share-5g.yaml");
+
+    assertThat(binder.bind(request(pod, "gpu-share-a"))).isEmpty();
+
+    assertThat(client.pods().inNamespace(NS).withName("warmup-5g").get().getMetadata().getAnnotations())
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of(
+                "ALIYUN_COM_GPU_MEM_IDX", "0",
+                "ALIYUN_COM_GPU_MEM_POD", "5",
+                "ALIYUN_COM_GPU_MEM_DEV", "15",
+                "ALIYUN_COM_GPU_MEM_ASSIGNED", "false",
+                "ALIYUN_COM_GPU_MEM_ASSUME_TIME", "1795323600123456789"));
+    assertThat(client.pods().inNamespace(NS).withName("warmup-5g").get().getSpec().getNodeName()).isEqualTo("gpu-share-a");
+  }
+
+  @Test
+  void aShareIsTheLargerOfTheInitContainersAndTheRegularContainersSum() {
+    var pod = create("pod-init-12g-main-4g.yaml");
+    ledger.confirm(GpuClaim.bound("other", NS + "/other", "gpu-share-a", List.of(1), 3));
+
+    assertThat(binder.bind(request(pod, "gpu-share-a"))).isEmpty();
+
+    var annotations = client.pods().inNamespace(NS).withName("convert-12g").get().getMetadata().getAnnotations();
+    assertThat(annotations).containsEntry("ALIYUN_COM_GPU_MEM_POD", "12").containsEntry("ALIYUN_COM_GPU_MEM_IDX", "1");
+    assertThat(LedgerInspection.node(ledger, "gpu-share-a").orElseThrow().devs().get(1).usedGPU()).isEqualTo(15);
+  }
+
+  @Test
+  void wholeGpusHeldByAnInitContainerAreThePodsCount() {
+    var pod = create("pod-init-3-main-1-gpus.yaml");
+
+    assertThat(binder.bind(request(pod, "gpu-dgx1"))).isEmpty();
+
+    assertThat(client.pods().inNamespace(NS).withName("calibrate-3").get().getMetadata().getAnnotations())
+        .containsExactlyEntriesOf(Map.of("gpu-admission.io/gpu-indices", "0,2,3"));
+    assertThat(ledger.claims().get(pod.getMetadata().getUid()).gpus()).containsExactly(0, 2, 3);
+  }
+
+  @Test
+  void aSecondBindOfABoundPodSaysWhereItIsBoundAndChangesNothing() {
+    var pod = create("pod-share-8g.yaml");
+    assertThat(binder.bind(request(pod, "gpu-share-a"))).isEmpty();
+    var first = client.pods().inNamespace(NS).withName("notebook-8g").get().getMetadata().getAnnotations();
+    var claim = ledger.claims().get(pod.getMetadata().getUid());
+    var bindings = api.bindings().created();
+
+    assertThat(binder.bind(request(pod, "gpu-share-b")))
+        .isEqualTo("pod ml-team-a/notebook-8g is already bound to node gpu-share-a (GPU 0, 8GiB of aliyun.com/gpu-mem); a pod is bound only once");
+    assertThat(binder.bind(request(pod, "gpu-share-a")))
+        .isEqualTo("pod ml-team-a/notebook-8g is already bound to node gpu-share-a (GPU 0, 8GiB of aliyun.com/gpu-mem); a pod is bound only once");
+    assertThat(client.pods().inNamespace(NS).withName("notebook-8g").get().getMetadata().getAnnotations()).isEqualTo(first);
+    assertThat(ledger.claims()).containsExactly(Map.entry(pod.getMetadata().getUid(), claim));
+    assertThat(api.bindings().created()).isEqualTo(bindings);
+  }
+
+  @Test
+  void bindRefusesANodeThePodsNodeSelectorLeavesOut() {
+    var pod = create("pod-share-8g.yaml");
+
+    assertThat(binder.bind(request(pod, "gpu-mixed")))
+        .isEqualTo(
+            "cannot bind ml-team-a/notebook-8g (8GiB of one GPU): node gpu-mixed: its label ack.node.gpu.schedule is \"share\","
+                + " the pod's nodeSelector asks \"cgpu\"");
+    assertThat(client.pods().inNamespace(NS).withName("notebook-8g").get().getMetadata().getAnnotations()).isNullOrEmpty();
+    assertThat(ledger.claims()).isEmpty();
+  }
+
+  @Test
+  void bindRefusesANodeThatOffersNoneOfTheGpuResourceThePodAsks() {
+    var pod = client.resource(PlacementFixtures.sharePod("plain-4g", NS, 4)).create();
+
+    assertThat(binder.bind(request(pod, "gpu-dgx1")))
+        .isEqualTo(
+            "cannot bind ml-team-a/plain-4g (4GiB of one GPU): node gpu-dgx1: it has no allocatable aliyun.com/gpu-mem"
+                + " (its GPU resources: aliyun.com/gpu=8), pod needs 4");
+    assertThat(client.pods().inNamespace(NS).withName("plain-4g").get().getSpec().getNodeName()).isNull();
+    assertThat(ledger.claims()).isEmpty();
+  }
+
+  @Test
   void bindingRefusedWith500RollsTheReservationBack() {
     var pod = create("pod-share-8g.yaml");
     api.bindings().failNext(500);
@@ -104,16 +185,15 @@ class PodBinderTest {
   }
 
   @Test
-  void bindingRefusedWith409ForAPodAlreadyBoundRollsTheReservationBack() {
+  void aPodBoundElsewhereBeforeBindIsNotAnnotatedOrBoundAgain() {
     var pod = create("pod-share-8g.yaml");
     client.pods().inNamespace(NS).withName("notebook-8g").edit(p -> {
       p.getSpec().setNodeName("gpu-share-b");
       return p;
     });
 
-    assertThat(binder.bind(request(pod, "gpu-share-a")))
-        .isEqualTo(
-            "binding pod ml-team-a/notebook-8g to node gpu-share-a failed: pod notebook-8g is already assigned to node \"gpu-share-b\" (HTTP 409)");
+    assertThat(binder.bind(request(pod, "gpu-share-a"))).isEqualTo("pod ml-team-a/notebook-8g is already bound to node gpu-share-b; a pod is bound only once");
+    assertThat(client.pods().inNamespace(NS).withName("notebook-8g").get().getMetadata().getAnnotations()).isNullOrEmpty();
     assertThat(ledger.claims()).isEmpty();
   }
 

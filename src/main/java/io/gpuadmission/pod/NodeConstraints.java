@@ -1,4 +1,4 @@
-package io.gpuadmission.gang;
+package io.gpuadmission.pod;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeSelectorRequirement;
@@ -9,17 +9,21 @@ import io.fabric8.kubernetes.api.model.Toleration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The nodes a pod may run on by its own spec: nodeSelector, required node affinity, taints it
  * tolerates, and cordoned nodes. The gang planner places members before kube-scheduler has
- * filtered nodes for them, so it must not plan a member onto a node the scheduler would refuse
- * for these reasons. Written by hand after kube-scheduler's NodeAffinity and TaintToleration
- * plugins (fabric8 has the types but no matcher); resources, ports of other pods and pod
- * affinity are left to kube-scheduler, and a plan it cannot follow times out and is remade.
+ * filtered nodes for them, and the extender's filter and bind re-check what kube-scheduler
+ * already checked (a direct call to bind has had no filter), so none of them may say yes where
+ * the scheduler would refuse for these reasons. Written by hand after kube-scheduler's
+ * NodeAffinity and TaintToleration plugins (fabric8 has the types but no matcher); resources,
+ * ports of other pods and pod affinity are left to kube-scheduler.
  */
 public record NodeConstraints(Map<String, String> nodeSelector, List<NodeSelectorTerm> required, List<Toleration> tolerations) {
   static final String UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable";
+  /** Stands for a nodeSelector value that is null: no label has it. */
+  private static final String NO_VALUE = "\u0000";
 
   public NodeConstraints {
     nodeSelector = nodeSelector == null ? Map.of() : Map.copyOf(nodeSelector);
@@ -37,33 +41,49 @@ public record NodeConstraints(Map<String, String> nodeSelector, List<NodeSelecto
         : affinity.getRequiredDuringSchedulingIgnoredDuringExecution().getNodeSelectorTerms();
     var selector = spec.getNodeSelector() == null ? null : spec.getNodeSelector();
     if (selector != null && selector.containsValue(null)) {
-      selector = Map.of("", "\u0000"); // a null value matches no node, as kube-scheduler's
+      selector = Map.of("", NO_VALUE); // a null value matches no node, as kube-scheduler's
     }
     return new NodeConstraints(selector, required, spec.getTolerations());
   }
 
   /** True when the pod may run on {@code node} as far as these constraints go. */
   public boolean admits(Node node) {
+    return refusal(node).isEmpty();
+  }
+
+  /**
+   * Why the pod may not run on {@code node}, in words that follow "node NAME: " ({@code its label
+   * ack.node.gpu.schedule is "share", the pod's nodeSelector asks "cgpu"}); empty when it may.
+   */
+  public Optional<String> refusal(Node node) {
     var labels = node.getMetadata().getLabels() == null ? Map.<String, String>of() : node.getMetadata().getLabels();
     for (var entry : nodeSelector.entrySet()) {
-      if (!entry.getValue().equals(labels.get(entry.getKey()))) {
-        return false;
+      var value = labels.get(entry.getKey());
+      if (!entry.getValue().equals(value)) {
+        if (entry.getValue().equals(NO_VALUE)) {
+          return Optional.of("the pod's nodeSelector has a key without a value, which no node matches");
+        }
+        return Optional.of(
+            (value == null ? "it has no label " + entry.getKey() : "its label " + entry.getKey() + " is \"" + value + "\"")
+                + ", the pod's nodeSelector asks \"" + entry.getValue() + "\"");
       }
     }
     if (!required.isEmpty() && required.stream().noneMatch(term -> matches(term, labels, node.getMetadata().getName()))) {
-      return false;
+      return Optional.of("it matches no term of the pod's required node affinity");
     }
     if (node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable()) && !tolerates(UNSCHEDULABLE_TAINT, null, "NoSchedule")) {
-      return false;
+      return Optional.of("it is cordoned (unschedulable)");
     }
     var taints = node.getSpec() == null || node.getSpec().getTaints() == null ? List.<Taint>of() : node.getSpec().getTaints();
-    for (var taint : taints) {
+    for (int t = 0; t < taints.size(); t++) { // indexed: filter runs this for every node of a request
+      var taint = taints.get(t);
       if (taint != null && ("NoSchedule".equals(taint.getEffect()) || "NoExecute".equals(taint.getEffect()))
           && !tolerates(taint.getKey(), taint.getValue(), taint.getEffect())) {
-        return false;
+        var value = taint.getValue() == null || taint.getValue().isEmpty() ? "" : "=" + taint.getValue();
+        return Optional.of("it has taint " + taint.getKey() + value + ":" + taint.getEffect() + ", which the pod does not tolerate");
       }
     }
-    return true;
+    return Optional.empty();
   }
 
   /** A term matches when all its expressions and fields do; a term with neither matches nothing. */
@@ -110,7 +130,8 @@ public record NodeConstraints(Map<String, String> nodeSelector, List<NodeSelecto
   }
 
   private boolean tolerates(String key, String value, String effect) {
-    for (var toleration : tolerations) {
+    for (int t = 0; t < tolerations.size(); t++) {
+      var toleration = tolerations.get(t);
       var effectMatches = toleration.getEffect() == null || toleration.getEffect().isEmpty() || toleration.getEffect().equals(effect);
       var keyMatches = toleration.getKey() == null || toleration.getKey().isEmpty()
           ? "Exists".equals(toleration.getOperator())

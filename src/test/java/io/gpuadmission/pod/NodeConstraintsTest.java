@@ -1,4 +1,4 @@
-package io.gpuadmission.gang;
+package io.gpuadmission.pod;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -62,5 +62,35 @@ class NodeConstraintsTest {
     assertThat(admitted("""
         affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{}]}}}
         """)).isEmpty();
+  }
+
+  private String refusal(String specYaml, Node node) {
+    var spec = KubernetesJson.mapper().convertValue(Fixtures.yamlTreeOf(specYaml), PodSpec.class);
+    return NodeConstraints.of(spec).refusal(node).orElse("");
+  }
+
+  private Node node(String name) {
+    return nodes.stream().filter(n -> n.getMetadata().getName().equals(name)).findFirst().orElseThrow();
+  }
+
+  @Test
+  void saysWhyANodeIsRefused() {
+    assertThat(refusal("nodeSelector: {ack.node.gpu.schedule: topology}", node("dgx1-share-pool")))
+        .isEqualTo("its label ack.node.gpu.schedule is \"share\", the pod's nodeSelector asks \"topology\"");
+    assertThat(refusal("nodeSelector: {gpu-team: a}", node("dgx1-a"))).isEqualTo("it has no label gpu-team, the pod's nodeSelector asks \"a\"");
+    assertThat(refusal("""
+        affinity:
+          nodeAffinity:
+            requiredDuringSchedulingIgnoredDuringExecution:
+              nodeSelectorTerms:
+              - matchExpressions:
+                - {key: aliyun.accelerator/nvidia_name, operator: In, values: [NVIDIA-H100-80GB-HBM3]}
+        """, node("dgx1-a"))).isEqualTo("it matches no term of the pod's required node affinity");
+    assertThat(refusal("{}", node("dgx1-cordoned"))).isEqualTo("it is cordoned (unschedulable)");
+    var tainted = node("dgx1-a").toBuilder().editOrNewSpec().addNewTaint().withKey("nvidia.com/gpu").withValue("present")
+        .withEffect("NoSchedule").endTaint().endSpec().build();
+    assertThat(refusal("{}", tainted)).isEqualTo("it has taint nvidia.com/gpu=present:NoSchedule, which the pod does not tolerate");
+    assertThat(refusal("tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]", tainted)).isEmpty();
+    assertThat(refusal("nodeSelector: {ack.node.gpu.schedule: topology}", node("dgx1-a"))).isEmpty();
   }
 }
