@@ -23,7 +23,8 @@ import java.util.function.Supplier;
  * {@code leaseDurationSeconds}, {@code renewTime} or {@code acquireTime} (a bare Lease made with
  * kubectl, or by another tool) made fabric8 throw exactly such an exception on every read: it is
  * read as client-go reads it, missing numbers as zero and missing times as long past, so that it
- * counts as expired and can be taken.
+ * counts as expired and can be taken. (A Lease without a spec counted as no Lease at all: fabric8
+ * tried to create it, 409, for ever.)
  */
 final class ObservedLeaseLock extends LeaseLock {
   private static final ZonedDateTime LONG_AGO = Instant.EPOCH.atZone(ZoneOffset.UTC);

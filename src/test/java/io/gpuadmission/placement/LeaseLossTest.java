@@ -7,6 +7,8 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import io.fabric8.kubernetes.api.model.coordination.v1.LeaseBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.gpuadmission.cluster.LedgerWatcher;
 import io.gpuadmission.cluster.PlacementLeadership;
 import io.gpuadmission.policy.GpuPolicy;
@@ -15,6 +17,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
@@ -146,9 +149,11 @@ class LeaseLossTest {
     var a = new Replica("replica-a");
     await().atMost(Duration.ofSeconds(20)).until(a::bindsAgain);
 
-    // Another holder renews once and is gone (a replica of an older install, a hand edit).
-    admin.resource(lease()).edit(l -> new LeaseBuilder(l).editSpec().withHolderIdentity("gpu-admission-gone")
-        .withRenewTime(ZonedDateTime.now(ZoneOffset.UTC)).endSpec().build());
+    // Another holder renews once and is gone (a replica of an older install, a hand edit). Not
+    // conditional on a resourceVersion: replica-a renews every 200 ms.
+    var now = DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").format(ZonedDateTime.now(ZoneOffset.UTC));
+    admin.leases().inNamespace(NS).withName(LEASE).patch(PatchContext.of(PatchType.JSON_MERGE),
+        "{\"spec\":{\"holderIdentity\":\"gpu-admission-gone\",\"renewTime\":\"" + now + "\"}}");
     await().atMost(FAST.renewDeadline()).until(() -> !a.gate.leading());
     await().atMost(FAST.leaseDuration().plusSeconds(2)).until(a::bindsAgain);
     assertThat(lease().getSpec().getHolderIdentity()).isEqualTo("replica-a");
@@ -160,6 +165,15 @@ class LeaseLossTest {
     // kubectl create of a bare Lease, or another tool's: client-go reads the missing fields as zero.
     admin.resource(new LeaseBuilder().withNewMetadata().withName(LEASE).withNamespace(NS).endMetadata()
         .withNewSpec().withHolderIdentity("gpu-admission-old").endSpec().build()).create();
+
+    var a = new Replica("replica-a");
+    await().atMost(FAST.leaseDuration().plusSeconds(2)).until(a::bindsAgain);
+    assertThat(lease().getSpec().getHolderIdentity()).isEqualTo("replica-a");
+  }
+
+  @Test
+  void aLeaseWithoutSpecIsTakenOver() {
+    admin.resource(new LeaseBuilder().withNewMetadata().withName(LEASE).withNamespace(NS).endMetadata().build()).create();
 
     var a = new Replica("replica-a");
     await().atMost(FAST.leaseDuration().plusSeconds(2)).until(a::bindsAgain);
