@@ -1,10 +1,14 @@
 package io.gpuadmission.cluster;
 
 import io.gpuadmission.mode.ServerStartup;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.MatchCondition;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfiguration;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhookConfigurationList;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.NonNamespaceOperation;
+import io.fabric8.kubernetes.client.dsl.Resource;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
-import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.policy.PolicyStore;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -12,9 +16,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Reception;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -34,6 +36,8 @@ public class WebhookConditionSync {
   static final String WEBHOOK = "pods.validate.gpu-admission.io";
   static final String CONDITION = "gpu-or-topology-pod";
   private static final Logger LOG = Logger.getLogger(WebhookConditionSync.class);
+  /** Reads and patches when the configuration changed in between (409), before waiting for the next resync. */
+  private static final int ATTEMPTS = 3;
   private static final Pattern LABEL_TEST = Pattern.compile("'([^']*)' in object\\.metadata\\.labels");
 
   private final ClusterConnection cluster;
@@ -58,11 +62,17 @@ public class WebhookConditionSync {
     if (!cluster.available()) {
       return;
     }
-    policies.onChangeOf(p -> p.topology().jobLabel(), p -> CompletableFuture.runAsync(() -> sync(p.topology().jobLabel())));
     // Never hold start-up on the API server. Then again every minute: re-applying webhooks.yaml
     // (an upgrade, a GitOps sync) writes the shipped label back.
     resync = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "webhook-condition-sync"));
-    resync.scheduleWithFixedDelay(() -> sync(policies.current().topology().jobLabel()), 0, resyncPeriod.toSeconds(), TimeUnit.SECONDS);
+    policies.onChangeOf(p -> p.topology().jobLabel(), p -> {
+      try {
+        resync.execute(() -> syncAndSay(p.topology().jobLabel()));
+      } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+        // The next start syncs.
+      }
+    });
+    resync.scheduleWithFixedDelay(() -> syncAndSay(policies.current().topology().jobLabel()), 0, resyncPeriod.toSeconds(), TimeUnit.SECONDS);
   }
 
   void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
@@ -71,61 +81,118 @@ public class WebhookConditionSync {
     }
   }
 
-  /** Rewrites the condition for {@code label}; returns whether it now names it. */
-  boolean sync(String label) {
-    try {
-      var config = cluster.client().admissionRegistration().v1().validatingWebhookConfigurations().withName(configurationName).get();
-      if (config == null) {
-        LOG.debugf("no ValidatingWebhookConfiguration %s: nothing to keep in step with the job label", configurationName);
-        return false;
-      }
-      var webhooks = config.getWebhooks();
-      for (int w = 0; w < webhooks.size(); w++) {
-        if (!WEBHOOK.equals(webhooks.get(w).getName()) || webhooks.get(w).getMatchConditions() == null) {
-          continue;
-        }
-        var conditions = webhooks.get(w).getMatchConditions();
-        for (int c = 0; c < conditions.size(); c++) {
-          if (CONDITION.equals(conditions.get(c).getName())) {
-            return rewrite(w, c, conditions.get(c).getExpression(), label);
-          }
-        }
-      }
-      warnOnce(
-          String.format(
-              "ValidatingWebhookConfiguration %s has no match condition %s on webhook %s: pods labelled %s that ask for"
-                  + " no GPU are not validated", configurationName, CONDITION, WEBHOOK, label));
-      return false;
-    } catch (KubernetesClientException e) {
-      warnOnce(
-          String.format(
-              "could not set the job label %s in the match condition of webhook %s (%s): pods carrying it that ask for"
-                  + " no GPU are not validated until the condition names it; edit it by hand or grant the webhook's"
-                  + " ServiceAccount get and patch on validatingwebhookconfigurations/%s",
-              label, WEBHOOK, e.getMessage(), configurationName));
-      return false;
+  /** What one sync found: the condition names the label now, or why it does not (a sentence for the log). */
+  record Outcome(boolean named, String problem) {
+    static final Outcome NAMED = new Outcome(true, "");
+
+    static Outcome notNamed(String problem) {
+      return new Outcome(false, problem);
     }
   }
 
-  private boolean rewrite(int webhook, int condition, String expression, String label) {
-    var expected = withLabel(expression, label);
-    if (expected.isEmpty()) {
-      warnOnce(String.format("match condition %s of webhook %s does not test a label as shipped; left alone", CONDITION, WEBHOOK));
-      return false;
+  /**
+   * Rewrites the condition for {@code label}. The patch carries the resourceVersion that was read
+   * (fabric8's JSON patch by diff of the edited copy): the API server refuses it with 409 if the
+   * configuration changed since, and it is read and tried again. It never tests the expression's
+   * text: kube-apiserver compares a JSON patch {@code test} value byte for byte with the object as
+   * Go encodes it, which writes {@code &} as {@code \u0026}, so a test of the shipped condition
+   * (it has {@code &&}) always failed with 422.
+   */
+  Outcome sync(String label) {
+    for (int attempt = 1; ; attempt++) {
+      ValidatingWebhookConfiguration read;
+      try {
+        read = configurations().withName(configurationName).get();
+      } catch (KubernetesClientException e) {
+        return failed(label, "get", e);
+      }
+      if (read == null) {
+        LOG.debugf("no ValidatingWebhookConfiguration %s: nothing to keep in step with the job label", configurationName);
+        return Outcome.notNamed("");
+      }
+      var edited = cluster.client().getKubernetesSerialization().clone(read);
+      var condition = condition(edited);
+      if (condition.isEmpty()) {
+        return Outcome.notNamed(
+            String.format(
+                "ValidatingWebhookConfiguration %s has no match condition %s on webhook %s: pods labelled %s that ask for"
+                    + " no GPU are not validated", configurationName, CONDITION, WEBHOOK, label));
+      }
+      var expression = condition.get().getExpression();
+      var expected = expression == null ? Optional.<String>empty() : withLabel(expression, label);
+      if (expected.isEmpty()) {
+        return Outcome.notNamed(String.format("match condition %s of webhook %s does not test a label as shipped; left alone", CONDITION, WEBHOOK));
+      }
+      if (expected.get().equals(expression)) {
+        return Outcome.NAMED;
+      }
+      condition.get().setExpression(expected.get());
+      try {
+        configurations().resource(read).patch(PatchContext.of(PatchType.JSON), edited);
+        LOG.infof("webhook %s now sends pods labelled %s to /validate", WEBHOOK, label);
+        return Outcome.NAMED;
+      } catch (KubernetesClientException e) {
+        if (e.getCode() == 409 && attempt < ATTEMPTS) {
+          continue; // changed since read: read it again
+        }
+        if (e.getCode() == 404) {
+          return Outcome.notNamed(""); // deleted since read: nothing to keep in step
+        }
+        return failed(label, "patch", e);
+      }
     }
-    if (expected.get().equals(expression)) {
-      return true;
+  }
+
+  private NonNamespaceOperation<ValidatingWebhookConfiguration, ValidatingWebhookConfigurationList, Resource<ValidatingWebhookConfiguration>> configurations() {
+    return cluster.client().admissionRegistration().v1().validatingWebhookConfigurations();
+  }
+
+  private static Optional<MatchCondition> condition(ValidatingWebhookConfiguration config) {
+    return Optional.ofNullable(config.getWebhooks()).stream()
+        .flatMap(List::stream)
+        .filter(w -> WEBHOOK.equals(w.getName()) && w.getMatchConditions() != null)
+        .flatMap(w -> w.getMatchConditions().stream())
+        .filter(c -> CONDITION.equals(c.getName()))
+        .findFirst();
+  }
+
+  /** Says what the API server answered; RBAC is named only when it refused the call (403). */
+  private Outcome failed(String label, String verb, KubernetesClientException e) {
+    var start =
+        String.format("could not set the job label %s in the match condition of webhook %s: ", label, WEBHOOK);
+    var consequence = "; pods carrying it that ask for no GPU are not validated until the condition names it";
+    var answer = e.getStatus() != null && e.getStatus().getMessage() != null ? e.getStatus().getMessage() : e.getMessage();
+    var why =
+        switch (e.getCode()) {
+          case 403 -> String.format(
+              "the API server refused to %s ValidatingWebhookConfiguration %s (403: %s); grant the webhook's ServiceAccount"
+                  + " get and patch on validatingwebhookconfigurations/%s, or edit the condition by hand",
+              verb, configurationName, answer, configurationName);
+          case 409 -> String.format(
+              "ValidatingWebhookConfiguration %s changed under each of %d attempts to patch it (409: %s); trying again in %s",
+              configurationName, ATTEMPTS, answer, resyncPeriod);
+          case 422 -> String.format(
+              "the API server refused the new condition (422: %s); edit it by hand", answer);
+          default -> e.getCode() <= 0
+              ? String.format("no answer from the API server (%s); trying again in %s", describe(e), resyncPeriod)
+              : String.format(
+                  "the API server answered %d to the %s of ValidatingWebhookConfiguration %s (%s); trying again in %s",
+                  e.getCode(), verb, configurationName, answer, resyncPeriod);
+        };
+    return Outcome.notNamed(start + why + consequence);
+  }
+
+  private static String describe(KubernetesClientException e) {
+    return e.getCause() == null ? e.getMessage() : e.getMessage() + ": " + e.getCause().getMessage();
+  }
+
+  private void syncAndSay(String label) {
+    var outcome = sync(label);
+    if (outcome.named()) {
+      lastWarning = "";
+    } else if (!outcome.problem().isEmpty()) {
+      warnOnce(outcome.problem());
     }
-    var path = "/webhooks/" + webhook + "/matchConditions/" + condition + "/expression";
-    // The test operation makes the patch fail, not overwrite, if someone changed it meanwhile.
-    var patch =
-        List.of(
-            Map.of("op", "test", "path", path, "value", expression),
-            Map.of("op", "replace", "path", path, "value", expected.get()));
-    cluster.client().admissionRegistration().v1().validatingWebhookConfigurations().withName(configurationName)
-        .patch(PatchContext.of(PatchType.JSON), KubernetesJson.mapper().valueToTree(patch).toString());
-    LOG.infof("webhook %s now sends pods labelled %s to /validate", WEBHOOK, label);
-    return true;
   }
 
   /** The resync runs every minute: say a problem when it appears or changes, not every time. */

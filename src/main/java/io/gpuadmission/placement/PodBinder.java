@@ -13,6 +13,7 @@ import io.gpuadmission.policy.GpuPolicy;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.BiConsumer;
@@ -66,10 +67,24 @@ public final class PodBinder {
     return bindIfLeading(request).orElseGet(this::notLeader);
   }
 
-  /** The error a replica that does not lead answers: kube-scheduler retries the bind. */
+  /**
+   * The error a replica that does not bind answers (kube-scheduler retries the bind). It names a
+   * leader only while that leader's Lease holds, and never names this replica as someone else's.
+   */
   public String notLeader() {
-    return "gpu-admission replica " + gate.identity() + " is not the leader (leader: "
-        + (gate.leader().isEmpty() ? "unknown" : gate.leader()) + "); retry";
+    var leader = gate.leader();
+    var self = "gpu-admission replica " + gate.identity();
+    if (leader.equals(gate.identity())) {
+      return gate.renewalOverdue()
+          ? self + " could not renew the placement Lease before its renew deadline and stopped binding; retry"
+          : self + " holds the placement Lease and binds once it has read the pods into its GPU ledger; retry";
+    }
+    if (!leader.isEmpty()) {
+      return self + " is not the leader (leader: " + leader + "); retry";
+    }
+    return "no gpu-admission replica holds the placement Lease now"
+        + gate.formerLeader().map(f -> " (" + f.identity() + "'s expired at " + f.until().truncatedTo(ChronoUnit.SECONDS) + ")").orElse("")
+        + "; " + self + " campaigns for it; retry";
   }
 
   /** Binds the pod if this replica leads: "" or the error; empty when it does not lead. */

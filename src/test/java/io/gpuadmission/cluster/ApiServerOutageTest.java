@@ -71,6 +71,26 @@ class ApiServerOutageTest {
   }
 
   @Test
+  void campaignsForThePlacementLeaseFromStartUntilTheApiServerIsUp() throws Exception {
+    try (var mock = MockApiServer.start(0, null)) {
+      mock.stop();
+      var gate = new io.gpuadmission.placement.LeaderGate("replica-a");
+      var timing = new PlacementLeadership.Timing(Duration.ofSeconds(4), Duration.ofSeconds(3), Duration.ofMillis(200));
+      try (var client = mock.informerClient();
+          var leadership = new PlacementLeadership(client, new io.gpuadmission.placement.GpuLedger(), gate, io.gpuadmission.policy.PolicyParser::builtInDefault)
+              .start("gpu-admission", "gpu-admission-placement", timing)) {
+        // Every attempt so far was refused a connection.
+        Thread.sleep(1500);
+        assertThat(gate.leading()).isFalse();
+        assertThat(gate.leaderless()).isPositive();
+        mock.restart();
+        await().atMost(WITHIN).until(gate::leading);
+        assertThat(gate.leader()).isEqualTo("replica-a");
+      }
+    }
+  }
+
+  @Test
   void answersFromTheLastKnownStateWhileTheApiServerIsAwayAndResyncsWhenItReturns() throws Exception {
     try (var apiServer = MockApiServer.start(5, M40); var client = apiServer.informerClient(); var webhook = new Webhook(client)) {
       await().atMost(WITHIN).until(() -> webhook.nodes.nodes().size() == 5 && webhook.store.active().source() == PolicySource.CONFIGMAP

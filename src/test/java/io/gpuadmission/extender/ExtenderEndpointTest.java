@@ -16,6 +16,8 @@ import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.support.Fixtures;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.kubernetes.client.KubernetesServer;
+import io.quarkus.test.kubernetes.client.KubernetesTestServer;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
@@ -41,6 +43,7 @@ class ExtenderEndpointTest {
   @Inject KubernetesClient client;
   @Inject GpuLedger ledger;
   @Inject LeaderGate gate;
+  @KubernetesTestServer KubernetesServer apiServer;
 
   @BeforeEach
   void fourPodsFillCgpuB() {
@@ -51,10 +54,11 @@ class ExtenderEndpointTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claimsOn(CGPU_B).size() == 4 && ledger.view("cn-beijing.i-cgpu-v100-a").isPresent());
   }
 
-  /** The bind test's pod goes again, so every test starts from the same ledger. */
+  /** The bind tests' pod and Binding go again, so every test starts from the same ledger. */
   @AfterEach
   void removeBoundTestPod() {
     client.pods().inNamespace("default").withName("cgpu-test").delete();
+    client.bindings().inNamespace("default").withName("cgpu-test").delete();
     await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claimsOn("cn-beijing.i-cgpu-v100-a").isEmpty());
   }
 
@@ -208,6 +212,59 @@ class ExtenderEndpointTest {
     } finally {
       deleteWithItsBinding(pod);
     }
+  }
+
+  /**
+   * The API server stops answering the Lease (as under SIGSTOP) for longer than the renew deadline:
+   * the replica stops binding, says so without naming itself as some other leader, and binds again
+   * once the Lease calls get through, without a restart.
+   */
+  @Test
+  void bindIsServedAgainAfterLeaseRenewalsStallPastTheRenewDeadline() {
+    await().atMost(Duration.ofSeconds(20)).until(gate::leading);
+    var pod = createFixturePod("pod-cgpu-test.yaml", "cgpu-lease-stall");
+    var args = bindArgs(pod, "cn-beijing.i-cgpu-v100-a");
+    var lease = "/apis/coordination.k8s.io/v1/namespaces/gpu-admission/leases/gpu-admission-placement";
+    var stalled = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"code\":503}";
+    apiServer.expect().get().delay(10, java.util.concurrent.TimeUnit.MINUTES).withPath(lease).andReturn(503, stalled).always();
+    apiServer.expect().patch().delay(10, java.util.concurrent.TimeUnit.MINUTES).withPath(lease).andReturn(503, stalled).always();
+    try {
+      // The default renew deadline is 10 s, the lease 15 s: binding stops in between.
+      await().atMost(Duration.ofSeconds(14)).until(() -> !gate.leading());
+      var refused = json(post("/extender/bind", args).statusCode(200).extract().asString()).path("Error").asText();
+      assertThat(refused)
+          .doesNotContain("(leader: " + gate.identity() + ")")
+          .matches("gpu-admission replica \\Q" + gate.identity() + "\\E could not renew the placement Lease .*; retry"
+              + "|no gpu-admission replica holds the placement Lease now.*; retry");
+
+      // Once its Lease has expired, nobody is named, and the wellness check and the gauges say so.
+      await().atMost(Duration.ofSeconds(8)).until(() -> gate.leader().isEmpty());
+      var expired = gate.formerLeader().orElseThrow().until().truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+      assertThat(json(post("/extender/bind", args).statusCode(200).extract().asString()).path("Error").asText())
+          .isEqualTo("no gpu-admission replica holds the placement Lease now (" + gate.identity() + "'s expired at " + expired
+              + "); gpu-admission replica " + gate.identity() + " campaigns for it; retry");
+      var well = json(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/well").then().statusCode(503).extract().asString());
+      var placement = well.path("checks").get(0);
+      assertThat(placement.path("name").asText()).isEqualTo("placement");
+      assertThat(placement.path("status").asText()).isEqualTo("DOWN");
+      assertThat(placement.path("data").path("leader").asText()).isEmpty();
+      assertThat(placement.path("data").path("leading").asBoolean()).isFalse();
+      assertThat(placement.path("data").path("secondsWithoutLeader").asLong()).isNotNegative();
+      assertThat(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").asString())
+          .contains("\ngpu_admission_placement_leader 0.0\n")
+          .containsPattern("\ngpu_admission_placement_leaderless_seconds [0-9.E]+\n");
+    } finally {
+      apiServer.getKubernetesMockServer().clearExpectations();
+    }
+
+    await().atMost(Duration.ofSeconds(15)).until(gate::leading);
+    var well = json(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/well").then().statusCode(200).extract().asString());
+    assertThat(well.path("checks").get(0).path("data").path("leader").asText()).isEqualTo(gate.identity());
+    assertThat(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").asString())
+        .contains("\ngpu_admission_placement_leader 1.0\n").contains("\ngpu_admission_placement_leaderless_seconds 0.0\n");
+    assertThat(json(post("/extender/bind", args).statusCode(200).extract().asString())).isEqualTo(json("{\"Error\":\"\"}"));
+    assertThat(client.bindings().inNamespace("default").withName("cgpu-lease-stall").get().getTarget().getName()).isEqualTo("cn-beijing.i-cgpu-v100-a");
+    deleteWithItsBinding(pod);
   }
 
   @Test

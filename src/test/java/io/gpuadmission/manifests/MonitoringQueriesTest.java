@@ -89,16 +89,7 @@ class MonitoringQueriesTest {
 
   @Test
   void policyReloadAlertLastsAsLongAsTheConfigMapIsNotInForce() throws Exception {
-    var rule =
-        (GenericKubernetesResource)
-            RenderedObjects.find(Overlays.renderObjects("manifests/monitoring"), "PrometheusRule", "gpu-admission", "gpu-admission");
-    var alert =
-        new ObjectMapper().valueToTree(rule.getAdditionalProperties().get("spec")).findValues("rules").stream()
-            .flatMap(rules -> java.util.stream.StreamSupport.stream(rules.spliterator(), false))
-            .filter(r -> r.path("alert").asText().equals("GpuAdmissionPolicyReloadFailing"))
-            .findFirst()
-            .orElseThrow();
-    var expression = alert.path("expr").asText();
+    var expression = alert("GpuAdmissionPolicyReloadFailing").path("expr").asText();
 
     // The gauge is 1 from a failed reload until a good one (PolicyReloadTest); a range or a counter
     // would let the alert clear after its window while the bad ConfigMap stays.
@@ -108,18 +99,59 @@ class MonitoringQueriesTest {
 
   @Test
   void overCommitAlertFiresOnGpusHeldBeyondWhatTheirNodeHas() throws Exception {
-    var rule =
-        (GenericKubernetesResource)
-            RenderedObjects.find(Overlays.renderObjects("manifests/monitoring"), "PrometheusRule", "gpu-admission", "gpu-admission");
-    var alert =
-        new ObjectMapper().valueToTree(rule.getAdditionalProperties().get("spec")).findValues("rules").stream()
-            .flatMap(rules -> java.util.stream.StreamSupport.stream(rules.spliterator(), false))
-            .filter(r -> r.path("alert").asText().equals("GpuAdmissionGpusOvercommitted"))
-            .findFirst()
-            .orElseThrow();
+    var alert = alert("GpuAdmissionGpusOvercommitted");
 
     assertThat(alert.path("expr").asText()).isEqualTo("max by (node) (gpu_admission_node_gpus_overcommitted) > 0");
     assertThat(alert.path("for").asText()).isEqualTo("5m");
+  }
+
+  @Test
+  void noPlacementLeaderAlertFiresOnlyWhenEveryReplicaHasSeenNoLeaderForAMinute() throws Exception {
+    var alert = alert("GpuAdmissionNoPlacementLeader");
+    assertThat(alert.path("labels").path("severity").asText()).isEqualTo("critical");
+    var form = Pattern.compile("min\\((\\w+)\\) > (\\d+)").matcher(alert.path("expr").asText());
+    assertThat(form.matches()).as("the expression this test evaluates: %s", alert.path("expr").asText()).isTrue();
+    var t0 = java.time.Instant.parse("2026-11-22T05:00:00Z");
+    var clock = new io.gpuadmission.support.MutableClock(t0);
+    var a = new io.gpuadmission.placement.LeaderGate("replica-a", clock);
+    var b = new io.gpuadmission.placement.LeaderGate("replica-b", clock);
+
+    // A renews the Lease; B sees it.
+    a.leaseSeen("replica-a", t0.plusSeconds(15));
+    b.leaseSeen("replica-a", t0.plusSeconds(15));
+    assertThat(fires(form, a, b)).isFalse();
+    // B has been cut off from the API server for two minutes while A renews: a leader exists.
+    clock.now = t0.plusSeconds(135);
+    a.leaseSeen("replica-a", t0.plusSeconds(150));
+    assertThat(fires(form, a, b)).isFalse();
+    // Nobody has renewed since: A's Lease expired 61 s ago, and both replicas say so.
+    clock.now = t0.plusSeconds(211);
+    assertThat(fires(form, a, b)).isTrue();
+    // Less than a minute: a leader change after a crash takes up to one lease duration.
+    clock.now = t0.plusSeconds(200);
+    assertThat(fires(form, a, b)).isFalse();
+  }
+
+  /** {@code min(metric) > threshold} over the replicas' gauges, as Prometheus evaluates it. */
+  private static boolean fires(java.util.regex.Matcher form, io.gpuadmission.placement.LeaderGate... replicas) {
+    var values = new ArrayList<Double>();
+    for (var gate : replicas) {
+      var registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+      io.gpuadmission.cluster.PlacementLeaderMetrics.register(registry, gate);
+      values.add(registry.get(form.group(1)).gauge().value());
+    }
+    return values.stream().mapToDouble(Double::doubleValue).min().orElseThrow() > Double.parseDouble(form.group(2));
+  }
+
+  private static JsonNode alert(String name) throws Exception {
+    var rule =
+        (GenericKubernetesResource)
+            RenderedObjects.find(Overlays.renderObjects("manifests/monitoring"), "PrometheusRule", "gpu-admission", "gpu-admission");
+    return new ObjectMapper().valueToTree(rule.getAdditionalProperties().get("spec")).findValues("rules").stream()
+        .flatMap(rules -> java.util.stream.StreamSupport.stream(rules.spliterator(), false))
+        .filter(r -> r.path("alert").asText().equals(name))
+        .findFirst()
+        .orElseThrow();
   }
 
   @Test

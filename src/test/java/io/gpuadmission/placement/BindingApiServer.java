@@ -14,9 +14,11 @@ import io.fabric8.mockwebserver.http.Dispatcher;
 import io.fabric8.mockwebserver.http.Headers;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /**
@@ -24,7 +26,8 @@ import java.util.regex.Pattern;
  * the pod's {@code spec.nodeName}, and it refuses (409) a pod already bound and (404) one that is
  * gone. The pod is read and patched in-process, through the CRUD dispatcher, not over HTTP (a
  * nested request would wait on the server thread that is serving this one). {@link #failNext}
- * makes the next Binding fail with a given status, as an overloaded API server would.
+ * makes the next Binding fail with a given status, as an overloaded API server would; {@link
+ * #pause} leaves some clients' requests unanswered, as a stopped API server or a cut network does.
  */
 public final class BindingApiServer extends Dispatcher {
   private static final Pattern BINDINGS = Pattern.compile("/api/v1/namespaces/([^/]+)/bindings");
@@ -33,6 +36,7 @@ public final class BindingApiServer extends Dispatcher {
   private final KubernetesMixedDispatcher crud;
   private final AtomicInteger created = new AtomicInteger();
   private volatile int failNext;
+  private volatile Predicate<RecordedRequest> paused = request -> false;
 
   private BindingApiServer(KubernetesMixedDispatcher crud) {
     this.crud = crud;
@@ -56,6 +60,11 @@ public final class BindingApiServer extends Dispatcher {
     public io.fabric8.kubernetes.client.KubernetesClient client() {
       return server.createClient(b -> b.editOrNewConfig().withRequestRetryBackoffLimit(0).endConfig());
     }
+
+    /** {@link #client()}, naming itself {@code userAgent} so that its requests can be paused. */
+    public io.fabric8.kubernetes.client.KubernetesClient client(String userAgent) {
+      return server.createClient(b -> b.editOrNewConfig().withRequestRetryBackoffLimit(0).withUserAgent(userAgent).endConfig());
+    }
   }
 
   /** Bindings that succeeded. */
@@ -67,8 +76,29 @@ public final class BindingApiServer extends Dispatcher {
     failNext = code;
   }
 
+  /**
+   * Leaves the requests that match unanswered for ten minutes (then a 503), as an API server
+   * stopped with SIGSTOP, or a network that drops a replica's packets: the client waits out its
+   * own timeout. Requests already waiting stay unanswered after {@link #resume}.
+   */
+  public void pause(Predicate<RecordedRequest> requests) {
+    paused = requests;
+  }
+
+  public void resume() {
+    paused = request -> false;
+  }
+
+  /** The requests of the clients that send this User-Agent (fabric8's Config.userAgent). */
+  public static Predicate<RecordedRequest> from(String userAgent) {
+    return request -> userAgent.equals(request.getHeader("User-Agent"));
+  }
+
   @Override
   public MockResponse dispatch(RecordedRequest request) {
+    if (paused.test(request)) {
+      return status(503, "ServiceUnavailable", "paused").setBodyDelay(Duration.ofMinutes(10));
+    }
     var path = request.getPath();
     var matcher = BINDINGS.matcher(path == null ? "" : path.split("\\?")[0]);
     if (!"POST".equals(request.getMethod()) || !matcher.matches()) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.placement.GpuClaim.Phase;
 import io.gpuadmission.policy.GpuPolicy;
+import io.gpuadmission.support.MutableClock;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -225,11 +226,48 @@ class PodBinderTest {
 
   @Test
   void followerRefusesToBindAndNamesTheLeader() {
-    var gate = new LeaderGate("replica-b");
-    gate.leaderIs("replica-a");
+    var gate = new LeaderGate("replica-b", Clock.fixed(NOW, ZoneOffset.UTC));
+    gate.leaseSeen("replica-a", NOW.plusSeconds(5));
     var pod = create("pod-share-8g.yaml");
 
     assertThat(binder(gate).bind(request(pod, "gpu-share-a"))).isEqualTo("gpu-admission replica replica-b is not the leader (leader: replica-a); retry");
     assertThat(ledger.claims()).isEmpty();
+  }
+
+  @Test
+  void aLeaderWhoseLeaseExpiredIsNotNamed() {
+    var clock = new MutableClock(NOW);
+    var gate = new LeaderGate("replica-b", clock);
+    gate.leaseSeen("replica-a", NOW.plusSeconds(5));
+    clock.now = NOW.plusSeconds(5);
+
+    assertThat(binder(gate).notLeader())
+        .isEqualTo("no gpu-admission replica holds the placement Lease now (replica-a's expired at 2026-11-22T05:00:05Z);"
+            + " gpu-admission replica replica-b campaigns for it; retry");
+    gate.leaseSeen("", NOW.plusSeconds(6));
+    assertThat(binder(gate).notLeader())
+        .isEqualTo("no gpu-admission replica holds the placement Lease now; gpu-admission replica replica-b campaigns for it; retry");
+  }
+
+  @Test
+  void aReplicaHoldingTheLeaseNeverCallsItselfAFollower() {
+    var clock = new MutableClock(NOW);
+    var gate = new LeaderGate("replica-a", clock);
+    gate.leaseSeen("replica-a", NOW.plusSeconds(15));
+    gate.renewed(NOW.plusSeconds(10));
+    var binder = binder(gate);
+
+    // Holding the Lease, the ledger not rebuilt yet.
+    assertThat(binder.notLeader()).isEqualTo("gpu-admission replica replica-a holds the placement Lease and binds once it has read the pods into its GPU ledger; retry");
+    gate.lead();
+    assertThat(gate.leading()).isTrue();
+    // No renewal reached the API server for the renew deadline: it stops binding at once.
+    clock.now = NOW.plusSeconds(10);
+    assertThat(gate.leading()).isFalse();
+    assertThat(binder.notLeader()).isEqualTo("gpu-admission replica replica-a could not renew the placement Lease before its renew deadline and stopped binding; retry");
+    clock.now = NOW.plusSeconds(15);
+    assertThat(binder.notLeader())
+        .isEqualTo("no gpu-admission replica holds the placement Lease now (replica-a's expired at 2026-11-22T05:00:15Z);"
+            + " gpu-admission replica replica-a campaigns for it; retry");
   }
 }
