@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.gpuadmission.placement.PlacementDecider.NodeScore;
+import io.gpuadmission.preemption.CandidateReview;
 import io.gpuadmission.pod.NullListEntry;
 import io.gpuadmission.policy.KubernetesNames;
 import java.io.IOException;
@@ -49,6 +50,56 @@ final class ExtenderCodec {
     return args.nodeNames() != null
         ? args.nodeNames()
         : args.nodes().getItems().stream().map(n -> n == null || n.getMetadata() == null ? null : n.getMetadata().getName()).toList();
+  }
+
+  /**
+   * ExtenderPreemptionArgs, each node's victims as UIDs (from whichever form the scheduler sent),
+   * in the order sent.
+   */
+  static Preemption preemptionArgs(byte[] body) {
+    rejectNullListEntryInPod(body);
+    var args = read(body, ExtenderWire.PreemptionArgs.class, "ExtenderPreemptionArgs");
+    if (args.pod() == null || args.pod().getMetadata() == null) {
+      throw new MalformedRequest("ExtenderPreemptionArgs without a Pod (expected {\"Pod\": {...}, \"NodeNameToMetaVictims\": {...}})");
+    }
+    var candidates = new java.util.LinkedHashMap<String, CandidateReview.Candidate>();
+    if (args.nodeNameToMetaVictims() != null) {
+      args.nodeNameToMetaVictims().forEach((node, victims) -> candidates.put(node(node), candidate(node, victims == null ? null : victims.pods(),
+          p -> p == null ? null : p.uid(), victims == null ? 0 : victims.numPdbViolations())));
+    } else if (args.nodeNameToVictims() != null) {
+      args.nodeNameToVictims().forEach((node, victims) -> candidates.put(node(node), candidate(node, victims == null ? null : victims.pods(),
+          p -> p == null || p.getMetadata() == null ? null : p.getMetadata().getUid(), victims == null ? 0 : victims.numPdbViolations())));
+    }
+    return new Preemption(args.pod(), candidates);
+  }
+
+  /** The preemptor and kube-scheduler's candidates, read. */
+  record Preemption(io.fabric8.kubernetes.api.model.Pod pod, java.util.Map<String, CandidateReview.Candidate> candidates) {}
+
+  /** The answer: every node's victims by UID. */
+  static byte[] preemptionAnswer(java.util.Map<String, CandidateReview.Candidate> candidates) {
+    var out = new java.util.LinkedHashMap<String, ExtenderWire.MetaVictims>();
+    candidates.forEach((node, c) -> out.put(node, new ExtenderWire.MetaVictims(c.victims().stream().map(ExtenderWire.MetaPod::new).toList(), c.pdbViolations())));
+    return write(new ExtenderWire.PreemptionResult(out));
+  }
+
+  private static String node(String name) {
+    if (name == null || name.isBlank()) {
+      throw new MalformedRequest("a node in ExtenderPreemptionArgs has no name");
+    }
+    return name;
+  }
+
+  private static <T> CandidateReview.Candidate candidate(String node, List<T> pods, java.util.function.Function<T, String> uid, long pdbViolations) {
+    var uids = new java.util.ArrayList<String>();
+    for (int i = 0; pods != null && i < pods.size(); i++) {
+      var id = uid.apply(pods.get(i));
+      if (id == null || id.isBlank()) {
+        throw new MalformedRequest("victim " + i + " on node " + quoted(node) + " has no UID");
+      }
+      uids.add(id);
+    }
+    return new CandidateReview.Candidate(uids, pdbViolations);
   }
 
   static ExtenderWire.BindingArgs bindingArgs(byte[] body) {

@@ -91,6 +91,18 @@ public class ExtenderResource {
     return answer("prioritize", () -> ExtenderCodec.prioritizeAnswer(service.prioritize(ExtenderCodec.args(body))));
   }
 
+  /**
+   * kube-scheduler's preempt verb. Not on the event loop: it reads the ledger for every candidate
+   * node, and the placement leader may start its own preemption from here.
+   */
+  @POST
+  @Path("preempt")
+  @Consumes(MediaType.WILDCARD)
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response preempt(byte[] body) {
+    return answer("preempt", () -> service.preempt(ExtenderCodec.preemptionArgs(body)));
+  }
+
   @POST
   @Path("bind")
   @NonBlocking

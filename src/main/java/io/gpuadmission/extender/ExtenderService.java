@@ -8,6 +8,8 @@ import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.preemption.CandidateReview;
+import io.gpuadmission.preemption.GpuPreemptor;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.HashSet;
 import java.util.List;
@@ -19,24 +21,43 @@ public class ExtenderService {
   private final GangGate gangs;
   private final PolicyStore policies;
   private final GpuLedger ledger;
+  private final GpuPreemptor preemptor;
+  private final CandidateReview review;
 
-  public ExtenderService(PlacementDecider decider, GangGate gangs, PolicyStore policies, GpuLedger ledger) {
+  public ExtenderService(
+      PlacementDecider decider, GangGate gangs, PolicyStore policies, GpuLedger ledger, GpuPreemptor preemptor, CandidateReview review) {
     this.decider = decider;
     this.gangs = gangs;
     this.policies = policies;
     this.ledger = ledger;
+    this.preemptor = preemptor;
+    this.review = review;
   }
 
-  /** A gang member's answer comes from its gang (planned node only, or why it waits); any other pod's from the ledger. */
+  /**
+   * A gang member's answer comes from its gang (planned node only, or why it waits); any other pod's
+   * from the ledger. A pod refused everywhere, where evicting pods could make room, is told to the
+   * preemptor (kube-scheduler's own preemption cannot see GPUs).
+   */
   ExtenderWire.FilterResult filter(ExtenderWire.Args args) {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
-    var result =
-        gangs.filter(args.pod(), names).orElseGet(() -> decider.filter(GpuAsk.of(args.pod(), policies.current()), names));
+    var result = gangs.filter(args.pod(), names).orElse(null);
+    if (result == null) {
+      result = decider.filter(GpuAsk.of(args.pod(), policies.current()), names);
+      if (result.passed().isEmpty() && !result.failed().isEmpty()) {
+        preemptor.refused(args.pod(), List.copyOf(result.failed().keySet()));
+      }
+    }
     if (args.nodeNames() != null) {
       return new ExtenderWire.FilterResult(null, result.passed(), result.failed(), result.unresolvable(), "");
     }
     return new ExtenderWire.FilterResult(passedNodes(args.nodes(), result.passed()), null, result.failed(), result.unresolvable(), "");
+  }
+
+  /** kube-scheduler's preemption candidates, with the victims that free a GPU. */
+  byte[] preempt(ExtenderCodec.Preemption args) {
+    return ExtenderCodec.preemptionAnswer(review.review(args.pod(), args.candidates()));
   }
 
   List<PlacementDecider.NodeScore> prioritize(ExtenderWire.Args args) {

@@ -19,6 +19,11 @@ import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PodBinder;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.preemption.CandidateReview;
+import io.gpuadmission.preemption.GpuPreemptor;
+import io.gpuadmission.preemption.PodFactsIndex;
+import io.gpuadmission.preemption.PreemptionMetrics;
+import io.gpuadmission.preemption.PreemptionSearch;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -47,6 +52,7 @@ public class PlacementWiring {
   private final GpuLedger ledger = new GpuLedger();
   private final LeaderGate gate;
   private final GangRegistry gangs;
+  private final PodFactsIndex podFacts;
   private final MeterRegistry meters;
   private LedgerWatcher watcher;
   private GangCoordinator coordinator;
@@ -64,6 +70,7 @@ public class PlacementWiring {
     this.nodes = nodes;
     this.meters = meters;
     this.gangs = new GangRegistry(policies::current);
+    this.podFacts = new PodFactsIndex(policies::current);
     this.cluster = cluster;
     this.policies = policies;
     this.config = config;
@@ -112,6 +119,27 @@ public class PlacementWiring {
 
   @Produces
   @Singleton
+  PodFactsIndex podFacts() {
+    return podFacts;
+  }
+
+  @Produces
+  @Singleton
+  GpuPreemptor preemptor(PlacementDecider decider) {
+    var search = new PreemptionSearch(ledger, podFacts, decider);
+    return new GpuPreemptor(
+        cluster.client(), search, decider, ledger, podFacts, gate, policies::current, Clock.systemUTC(),
+        new GpuPreemptor.Timing(config.preemptionDelay(), config.assumeTimeout()), new PreemptionMetrics(meters));
+  }
+
+  @Produces
+  @Singleton
+  CandidateReview candidateReview(PlacementDecider decider, GpuPreemptor preemptor) {
+    return new CandidateReview(new PreemptionSearch(ledger, podFacts, decider), preemptor, policies::current);
+  }
+
+  @Produces
+  @Singleton
   PodBinder binder(PlacementDecider decider) {
     return new PodBinder(cluster.client(), ledger, decider, gate, policies::current, Clock.systemUTC(), config.assumeTimeout());
   }
@@ -122,9 +150,16 @@ public class PlacementWiring {
     if (!cluster.available()) {
       return;
     }
-    watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).alsoTell(gangs::current, gangs::gone).start(nodes);
+    watcher =
+        new LedgerWatcher(cluster.client(), ledger, policies::current)
+            .alsoTell(podFacts::current, podFacts::gone)
+            .alsoTell(gangs::current, gangs::gone)
+            .start(nodes);
     // Another job or replica label makes other pods gang members: read them all again.
-    policies.onChangeOf(p -> List.of(p.topology().jobLabel(), p.topology().replicaLabel()), policy -> gangs.replaceAll(watcher.gpuPods()));
+    policies.onChangeOf(p -> List.of(p.topology().jobLabel(), p.topology().replicaLabel()), policy -> {
+      podFacts.replaceAll(watcher.gpuPods());
+      gangs.replaceAll(watcher.gpuPods());
+    });
     coordinator =
         new GangCoordinator(
                 cluster.client(),
@@ -149,7 +184,8 @@ public class PlacementWiring {
                 new PlacementLeadership.Timing(config.leaseDuration(), config.renewDeadline(), config.retryPeriod()));
   }
 
-  void stop(@Observes ShutdownEvent event) {
+  void stop(@Observes ShutdownEvent event, GpuPreemptor preemptor) {
+    preemptor.close();
     if (coordinator != null) {
       coordinator.close();
     }

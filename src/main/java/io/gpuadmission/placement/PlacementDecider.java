@@ -201,6 +201,15 @@ public final class PlacementDecider {
     return Optional.ofNullable(best);
   }
 
+  /**
+   * Why a node whose GPUs are as {@code node} says cannot take {@code ask}, judged as filter judges
+   * the ledger's view (preemption asks it of the node with some pods taken away); empty when it can.
+   */
+  public Optional<NodeRefusal> refusal(GpuAsk ask, NodeGpus node) {
+    var s = strategies();
+    return NodeRefusal.of(ask, s.judged(ask, node), s.policy().sharedMemory().resourceName());
+  }
+
   /** The GPUs {@code ask} gets on {@code node} now (bind's re-check against the ledger). */
   public Choice choose(GpuAsk ask, String node) {
     var view = ledger.view(node);
