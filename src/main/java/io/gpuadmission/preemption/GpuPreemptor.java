@@ -2,6 +2,8 @@ package io.gpuadmission.preemption;
 
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
@@ -224,25 +226,42 @@ public final class GpuPreemptor implements AutoCloseable {
     LOG.infof("preempted %s on %s (%s) for %s (%s, priority %d)", names, node, what, preemptor.pod(), preemptor.ask(), preemptor.priority());
   }
 
-  /** As kube-scheduler's {@code PreemptPod}: the DisruptionTarget condition first, then the delete. */
+  /**
+   * As kube-scheduler's {@code PreemptPod}: the DisruptionTarget condition first (a JSON Patch
+   * that adds it to the pod's conditions, computed by fabric8's edit from the pod as read), then
+   * the delete.
+   */
   private void evict(PodFacts victim, Pod preemptor, String scheduler, String node) {
     var condition =
-        Map.of(
-            "type", PodFacts.DISRUPTION_TARGET,
-            "status", "True",
-            "reason", PodFacts.PREEMPTION_BY_SCHEDULER,
-            "message", scheduler + ": preempting to accommodate a higher priority pod",
-            "lastTransitionTime", DateTimeFormatter.ISO_INSTANT.format(clock.instant().truncatedTo(ChronoUnit.SECONDS)));
-    var status = client.getKubernetesSerialization().asJson(Map.of("status", Map.of("conditions", List.of(condition))));
+        new PodConditionBuilder()
+            .withType(PodFacts.DISRUPTION_TARGET)
+            .withStatus("True")
+            .withReason(PodFacts.PREEMPTION_BY_SCHEDULER)
+            .withMessage(scheduler + ": preempting to accommodate a higher priority pod")
+            .withLastTransitionTime(DateTimeFormatter.ISO_INSTANT.format(clock.instant().truncatedTo(ChronoUnit.SECONDS)))
+            .build();
     var pods = client.pods().inNamespace(victim.namespace()).withName(victim.name());
     try {
-      pods.subresource("status").patch(PatchContext.of(PatchType.STRATEGIC_MERGE), status);
+      pods.editStatus(pod -> {
+        if (!victim.uid().equals(pod.getMetadata().getUid())) {
+          throw new IllegalStateException("recreated");
+        }
+        var conditions = new ArrayList<PodCondition>();
+        if (pod.getStatus().getConditions() != null) {
+          pod.getStatus().getConditions().stream().filter(c -> !PodFacts.DISRUPTION_TARGET.equals(c.getType())).forEach(conditions::add);
+        }
+        conditions.add(condition);
+        pod.getStatus().setConditions(conditions);
+        return pod;
+      });
       pods.delete();
     } catch (KubernetesClientException e) {
       if (e.getCode() != 404) {
         throw e;
       }
       return; // gone already
+    } catch (IllegalStateException recreated) {
+      return; // a new pod under the victim's name: not the one chosen
     }
     publish(victim, "Normal", "Preempted",
         "Preempted by pod " + preemptor.getMetadata().getUid() + " (" + preemptor.getMetadata().getNamespace() + "/"
