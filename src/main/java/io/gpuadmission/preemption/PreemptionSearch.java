@@ -36,8 +36,8 @@ public final class PreemptionSearch {
   /**
    * The pods to evict on {@code node} beside {@code alreadyGoing} (victims kube-scheduler chose
    * for its own resources; a gang member among them brings the rest of its gang, or the node is
-   * refused); empty when no set makes room, or when {@code alreadyGoing} breaks a gang it cannot
-   * take whole.
+   * refused); empty when no set makes room, when {@code alreadyGoing} breaks a gang it cannot take
+   * whole, or names a pod of equal or higher priority.
    */
   public Optional<NodeVictims> onNode(Preemptor preemptor, String node, Set<String> alreadyGoing) {
     var view = ledger.view(node);
@@ -48,6 +48,9 @@ public final class PreemptionSearch {
     var gone = new HashSet<>(alreadyGoing);
     var withGoing = new ArrayList<Victim>();
     for (var uid : alreadyGoing) {
+      if (pods.facts(uid).filter(f -> f.priority() >= preemptor.priority() && !f.uid().equals(preemptor.uid())).isPresent()) {
+        return Optional.empty(); // never a pod of equal or higher priority, whoever names it
+      }
       var gang = pods.facts(uid).flatMap(PodFacts::gang);
       if (gang.isEmpty()) {
         continue;

@@ -101,6 +101,14 @@ class PreemptionSearchTest {
   }
 
   @Test
+  void refusesANodeWhereKubeSchedulerNamedAPodOfEqualPriority() {
+    share("equal", "a", 0, 12, 1000, 1);
+    share("low", "a", 1, 12, 0, 2);
+
+    assertThat(search.onNode(high(8), "a", Set.of("equal"))).isEmpty();
+  }
+
+  @Test
   void evictsOnlyTheLowerPriorityPodsOfAGpuTheyShareWithHigherOnes() {
     share("equal", "a", 0, 8, 1000, 1);
     share("low", "a", 0, 8, 0, 2);
