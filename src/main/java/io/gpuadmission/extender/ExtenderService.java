@@ -8,7 +8,9 @@ import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.placement.Nominations;
 import io.gpuadmission.preemption.CandidateReview;
+import io.gpuadmission.preemption.PodFacts;
 import io.gpuadmission.preemption.GpuPreemptor;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.HashSet;
@@ -23,9 +25,17 @@ public class ExtenderService {
   private final GpuLedger ledger;
   private final GpuPreemptor preemptor;
   private final CandidateReview review;
+  private final Nominations nominations;
 
   public ExtenderService(
-      PlacementDecider decider, GangGate gangs, PolicyStore policies, GpuLedger ledger, GpuPreemptor preemptor, CandidateReview review) {
+      PlacementDecider decider,
+      GangGate gangs,
+      PolicyStore policies,
+      GpuLedger ledger,
+      GpuPreemptor preemptor,
+      CandidateReview review,
+      Nominations nominations) {
+    this.nominations = nominations;
     this.decider = decider;
     this.gangs = gangs;
     this.policies = policies;
@@ -44,7 +54,8 @@ public class ExtenderService {
     var names = ExtenderCodec.names(args);
     var result = gangs.filter(args.pod(), names).orElse(null);
     if (result == null) {
-      result = decider.filter(GpuAsk.of(args.pod(), policies.current()), names);
+      var pod = args.pod();
+      result = decider.filter(GpuAsk.of(pod, policies.current()), names, nominations, PodFacts.priority(pod), uid(pod));
       if (result.passed().isEmpty() && !result.failed().isEmpty()) {
         preemptor.refused(args.pod(), List.copyOf(result.failed().keySet()));
       }
@@ -64,6 +75,10 @@ public class ExtenderService {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
     return gangs.prioritize(args.pod(), names).orElseGet(() -> decider.prioritize(GpuAsk.of(args.pod(), policies.current()), names));
+  }
+
+  private static String uid(io.fabric8.kubernetes.api.model.Pod pod) {
+    return pod.getMetadata().getUid() == null ? "" : pod.getMetadata().getUid();
   }
 
   /** Full Node objects (nodeCacheCapable: false): GPUs of nodes our informer has not shown yet. */

@@ -70,7 +70,7 @@ public class PlacementWiring {
     this.nodes = nodes;
     this.meters = meters;
     this.gangs = new GangRegistry(policies::current);
-    this.podFacts = new PodFactsIndex(policies::current);
+    this.podFacts = new PodFactsIndex(policies::current, ledger);
     this.cluster = cluster;
     this.policies = policies;
     this.config = config;
@@ -117,6 +117,7 @@ public class PlacementWiring {
     return gangs;
   }
 
+  /** Also the {@link io.gpuadmission.placement.Nominations} filter and bind hold GPUs for. */
   @Produces
   @Singleton
   PodFactsIndex podFacts() {
@@ -141,7 +142,9 @@ public class PlacementWiring {
   @Produces
   @Singleton
   PodBinder binder(PlacementDecider decider) {
-    return new PodBinder(cluster.client(), ledger, decider, gate, policies::current, Clock.systemUTC(), config.assumeTimeout());
+    var binder = new PodBinder(cluster.client(), ledger, decider, gate, policies::current, Clock.systemUTC(), config.assumeTimeout());
+    binder.respect(podFacts);
+    return binder;
   }
 
   void start(@Observes StartupEvent event, PodBinder binder, GangPlanning planning) {

@@ -125,6 +125,14 @@ public final class PlacementDecider {
   }
 
   public FilterResult filter(GpuAsk ask, List<String> nodes) {
+    return filter(ask, nodes, Nominations.NONE, 0, "");
+  }
+
+  /**
+   * Filter for a pod of {@code priority} (UID {@code uid}), with the GPUs of pods nominated to a
+   * node held there for it as kube-scheduler holds their node resources.
+   */
+  public FilterResult filter(GpuAsk ask, List<String> nodes, Nominations nominations, int priority, String uid) {
     if (passesUntouched(ask)) {
       return new FilterResult(nodes, Map.of(), Map.of());
     }
@@ -136,6 +144,10 @@ public final class PlacementDecider {
     for (var name : nodes) {
       // No lambdas per node: filter runs this for thousands of nodes per pod.
       var view = ledger.view(name);
+      var held = nominations.heldOn(name, priority, uid);
+      if (view.isPresent() && !held.isEmpty()) {
+        view = Optional.of(withHolds(s, name, view.get(), held));
+      }
       var refusal =
           view.isPresent() ? NodeRefusal.of(ask, s.judged(ask, view.get()), resource) : Optional.of(NodeRefusal.withoutView(ledger, name));
       if (refusal.isEmpty()) {
@@ -212,23 +224,49 @@ public final class PlacementDecider {
 
   /** The GPUs {@code ask} gets on {@code node} now (bind's re-check against the ledger). */
   public Choice choose(GpuAsk ask, String node) {
+    return choose(ask, node, List.of());
+  }
+
+  /** The same, with the GPUs of pods nominated there ({@code held}) taken first, as filter took them. */
+  public Choice choose(GpuAsk ask, String node, List<GpuAsk> held) {
     var view = ledger.view(node);
     if (view.isEmpty()) {
       return new Choice.Refused("node " + node + ": " + NodeRefusal.withoutView(ledger, node).reason());
     }
     var s = strategies();
-    var refusal = NodeRefusal.of(ask, s.judged(ask, view.get()), s.policy().sharedMemory().resourceName());
+    var judged = held.isEmpty() ? view.get() : withHolds(s, node, view.get(), held);
+    var refusal = NodeRefusal.of(ask, s.judged(ask, judged), s.policy().sharedMemory().resourceName());
     if (refusal.isPresent()) {
       return new Choice.Refused("node " + node + ": " + refusal.get().reason());
     }
-    Optional<int[]> gpus =
-        switch (ask.kind()) {
-          case NONE -> Optional.of(new int[0]);
-          case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view.get(), ask.task());
-          case WHOLE -> s.whole(ask).choose(s.withLinks(view.get()), ask.count()).map(c -> c.gpus());
-        };
-    return gpus.<Choice>map(g -> new Choice.Chosen(java.util.Arrays.stream(g).boxed().toList()))
+    return gpusFor(s, ask, node, judged)
+        .<Choice>map(g -> new Choice.Chosen(java.util.Arrays.stream(g).boxed().toList()))
         .orElseGet(() -> new Choice.Refused("node " + node + ": no GPU choice for " + ask));
+  }
+
+  private Optional<int[]> gpusFor(PlacementStrategies s, GpuAsk ask, String node, NodeGpus view) {
+    return switch (ask.kind()) {
+      case NONE -> Optional.of(new int[0]);
+      case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view, ask.task());
+      case WHOLE -> s.whole(ask).choose(s.withLinks(view), ask.count()).map(c -> c.gpus());
+    };
+  }
+
+  /**
+   * The node with the GPUs each held ask would get taken, in turn (an ask that no longer fits takes
+   * nothing: its node is short anyway, which kube-scheduler's own filters see).
+   */
+  private NodeGpus withHolds(PlacementStrategies s, String node, NodeGpus view, List<GpuAsk> held) {
+    var out = view;
+    for (var hold : held) {
+      if (NodeRefusal.of(hold, s.judged(hold, out), s.policy().sharedMemory().resourceName()).isEmpty()) {
+        var gpus = gpusFor(s, hold, node, out);
+        if (gpus.isPresent()) {
+          out = out.after(hold.task(), gpus.get());
+        }
+      }
+    }
+    return out;
   }
 
   /** A pod without GPUs, where CPU is not counted, is kube-scheduler's business alone. */

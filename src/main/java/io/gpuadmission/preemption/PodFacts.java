@@ -1,6 +1,7 @@
 package io.gpuadmission.preemption;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.GpuPolicy;
 import java.time.Instant;
@@ -18,6 +19,7 @@ import java.util.Optional;
  * @param gang {@code namespace/job} of a topology job placed as a gang, empty for any other pod
  * @param node the node it is bound to, "" while pending
  * @param nominated {@code status.nominatedNodeName}, "" when none
+ * @param ask what it asks of a node's GPUs
  */
 public record PodFacts(
     String uid,
@@ -30,7 +32,8 @@ public record PodFacts(
     Optional<String> gang,
     String node,
     String nominated,
-    Map<String, String> labels) {
+    Map<String, String> labels,
+    GpuAsk ask) {
   /** kube-scheduler's {@code v1.DisruptionTarget} condition type and the reason its preemption writes. */
   public static final String DISRUPTION_TARGET = "DisruptionTarget";
 
@@ -60,12 +63,18 @@ public record PodFacts(
         gang,
         spec == null || spec.getNodeName() == null ? "" : spec.getNodeName(),
         status == null || status.getNominatedNodeName() == null ? "" : status.getNominatedNodeName(),
-        meta.getLabels());
+        meta.getLabels(),
+        GpuAsk.of(pod, policy));
   }
 
   /** {@code corev1helpers.PodPriority}: the admitted priority, 0 when the pod has none. */
   public static int priority(Pod pod) {
     return pod.getSpec() == null || pod.getSpec().getPriority() == null ? 0 : pod.getSpec().getPriority();
+  }
+
+  /** Pending, not being deleted, and nominated to a node: kube-scheduler counts it there. */
+  public boolean nominatedPending() {
+    return node.isEmpty() && !nominated.isEmpty() && !terminating;
   }
 
   /** {@code ns/name}. */

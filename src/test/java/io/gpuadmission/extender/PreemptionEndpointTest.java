@@ -111,6 +111,16 @@ class PreemptionEndpointTest {
     // The kubelet lets low-5 go: its GPU is free, the pod fits there only, and binds to GPU 1.
     letGo("low-5");
     await().atMost(Duration.ofSeconds(10)).until(() -> client.pods().inNamespace(NS).withName("low-5").get() == null && ledger.claimsOn("share-c").size() == 1);
+    // Until the pod binds, the freed GPU is held for it (kube-scheduler counts it on share-c for
+    // pods of no higher priority): a less important 12 GiB pod finds 8 GiB there.
+    await().atMost(Duration.ofSeconds(5)).until(() -> "share-c".equals(facts.facts(high.getMetadata().getUid()).orElseThrow().nominated()));
+    var mid = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("preemption/pod-high-8g.yaml")), Pod.class);
+    mid.getMetadata().setName("mid-12g");
+    mid.getSpec().setPriority(500);
+    mid.getSpec().setPreemptionPolicy("Never");
+    mid.getSpec().getContainers().get(0).getResources().getLimits().put("aliyun.com/gpu-mem", new io.fabric8.kubernetes.api.model.Quantity("12"));
+    assertThat(json(post("/extender/filter", args(client.resource(mid).create()))).path("FailedNodes").path("share-c").asText())
+        .isEqualTo("largest free GPU has 8GiB of aliyun.com/gpu-mem, pod needs 12GiB");
     var placed = json(post("/extender/filter", args(pod("high-8g"))));
     assertThat(placed.path("NodeNames").toString()).isEqualTo("[\"share-c\"]");
     var bind = Map.of("PodName", "high-8g", "PodNamespace", NS, "PodUID", high.getMetadata().getUid(), "Node", "share-c");

@@ -21,7 +21,7 @@ final class Services {
 
   /** A service whose preemptor never acts: its gate never leads and it has no cluster. */
   static ExtenderService withoutPreemption(PlacementDecider decider, GangGate gangs, PolicyStore policies, GpuLedger ledger) {
-    return with(decider, gangs, policies, ledger, new PodFactsIndex(policies::current), null, new LeaderGate("never-leads"));
+    return with(decider, gangs, policies, ledger, new PodFactsIndex(policies::current, ledger), null, new LeaderGate("never-leads"));
   }
 
   /** A service with a preemptor on {@code client}, acting while {@code gate} leads. */
@@ -32,6 +32,6 @@ final class Services {
         new GpuPreemptor(
             client, search, decider, ledger, pods, gate, policies::current, Clock.systemUTC(),
             new GpuPreemptor.Timing(Duration.ofMillis(200), Duration.ofSeconds(30)), new PreemptionMetrics(new SimpleMeterRegistry()));
-    return new ExtenderService(decider, gangs, policies, ledger, preemptor, new CandidateReview(search, preemptor, policies::current));
+    return new ExtenderService(decider, gangs, policies, ledger, preemptor, new CandidateReview(search, preemptor, policies::current), pods);
   }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.GpuNodeCapacity;
@@ -26,7 +27,7 @@ import org.junit.jupiter.api.Test;
 /** The preempt verb's answer to kube-scheduler's candidates. */
 class CandidateReviewTest {
   private final GpuLedger ledger = new GpuLedger();
-  private final PodFactsIndex pods = new PodFactsIndex(PolicyParser::builtInDefault);
+  private final PodFactsIndex pods = new PodFactsIndex(PolicyParser::builtInDefault, ledger);
   private CandidateReview review;
 
   @BeforeEach
@@ -52,7 +53,7 @@ class CandidateReviewTest {
   private void share(String name, String node, int gpu, long gib, int priority, int minute) {
     ledger.confirm(GpuClaim.bound(name, "ml/" + name, node, List.of(gpu), gib));
     pods.put(new PodFacts(name, "ml", name, priority, Instant.parse("2026-01-01T00:00:00Z").plusSeconds(60L * minute), false, false,
-        Optional.empty(), node, "", Map.of()));
+        Optional.empty(), node, "", Map.of(), GpuAsk.share(gib)));
   }
 
   private static Pod high(String preemptionPolicy) {

@@ -22,7 +22,7 @@ class PreemptionSearchTest {
   private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
 
   private final GpuLedger ledger = new GpuLedger();
-  private final PodFactsIndex pods = new PodFactsIndex(PolicyParser::builtInDefault);
+  private final PodFactsIndex pods = new PodFactsIndex(PolicyParser::builtInDefault, ledger);
   private PreemptionSearch search;
 
   @BeforeEach
@@ -45,7 +45,7 @@ class PreemptionSearchTest {
   }
 
   private static PodFacts facts(String name, String node, int priority, int minute, Optional<String> gang) {
-    return new PodFacts(name, "ml", name, priority, T0.plusSeconds(60L * minute), false, false, gang, node, "", Map.of());
+    return new PodFacts(name, "ml", name, priority, T0.plusSeconds(60L * minute), false, false, gang, node, "", Map.of(), GpuAsk.share(1));
   }
 
   private static PreemptionSearch.Preemptor high(long gib) {
