@@ -51,7 +51,7 @@ public final class BoundPods {
    * a pod asking whole GPUs, which may be a gang member under this or a later policy, also what
    * gang placement reads (labels, owner, creation and deletion time, plan annotations, node
    * selection, tolerations, host network and ports). For preemption, every GPU pod keeps its
-   * priority, start, deletion time, nomination and a DisruptionTarget condition. Memory shares, the
+   * labels, priority, start, deletion time, nomination and a DisruptionTarget condition. Memory shares, the
    * many small pods, stay lean otherwise. Built with plain
    * setters, not the model's builders (which deep-copy): fabric8 runs the store on its HTTP event
    * loop, and the initial list of a large cluster passes every pod through here.
@@ -76,8 +76,9 @@ public final class BoundPods {
     }
     meta.setDeletionTimestamp(source.getDeletionTimestamp());
     var spec = new PodSpec();
+    // Labels: a gang member's job, and the PodDisruptionBudgets preemption weighs.
+    meta.setLabels(source.getLabels());
     if (member) {
-      meta.setLabels(source.getLabels());
       meta.setOwnerReferences(source.getOwnerReferences());
       meta.setCreationTimestamp(source.getCreationTimestamp());
       if (pod.getSpec() != null) {

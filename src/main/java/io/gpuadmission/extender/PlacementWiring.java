@@ -1,6 +1,7 @@
 package io.gpuadmission.extender;
 
 import io.gpuadmission.cluster.ClusterConnection;
+import io.gpuadmission.cluster.DisruptionBudgetWatcher;
 import io.gpuadmission.cluster.LeaderPodLabel;
 import io.gpuadmission.cluster.LedgerWatcher;
 import io.gpuadmission.cluster.NodeInventory;
@@ -20,6 +21,7 @@ import io.gpuadmission.placement.PodBinder;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
 import io.gpuadmission.preemption.CandidateReview;
+import io.gpuadmission.preemption.DisruptionBudgets;
 import io.gpuadmission.preemption.GpuPreemptor;
 import io.gpuadmission.preemption.PodFactsIndex;
 import io.gpuadmission.preemption.PreemptionMetrics;
@@ -53,6 +55,8 @@ public class PlacementWiring {
   private final LeaderGate gate;
   private final GangRegistry gangs;
   private final PodFactsIndex podFacts;
+  private final DisruptionBudgets budgets = new DisruptionBudgets();
+  private DisruptionBudgetWatcher budgetWatcher;
   private final MeterRegistry meters;
   private LedgerWatcher watcher;
   private GangCoordinator coordinator;
@@ -127,7 +131,7 @@ public class PlacementWiring {
   @Produces
   @Singleton
   GpuPreemptor preemptor(PlacementDecider decider) {
-    var search = new PreemptionSearch(ledger, podFacts, decider);
+    var search = new PreemptionSearch(ledger, podFacts, decider, budgets);
     return new GpuPreemptor(
         cluster.client(), search, decider, ledger, podFacts, gate, policies::current, Clock.systemUTC(),
         new GpuPreemptor.Timing(config.preemptionDelay(), config.assumeTimeout()), new PreemptionMetrics(meters));
@@ -136,7 +140,7 @@ public class PlacementWiring {
   @Produces
   @Singleton
   CandidateReview candidateReview(PlacementDecider decider, GpuPreemptor preemptor) {
-    return new CandidateReview(new PreemptionSearch(ledger, podFacts, decider), preemptor, policies::current);
+    return new CandidateReview(new PreemptionSearch(ledger, podFacts, decider, budgets), preemptor, policies::current);
   }
 
   @Produces
@@ -158,6 +162,7 @@ public class PlacementWiring {
             .alsoTell(podFacts::current, podFacts::gone)
             .alsoTell(gangs::current, gangs::gone)
             .start(nodes);
+    budgetWatcher = new DisruptionBudgetWatcher(cluster.client(), budgets::current, budgets::gone).start();
     // Another job or replica label makes other pods gang members: read them all again.
     policies.onChangeOf(p -> List.of(p.topology().jobLabel(), p.topology().replicaLabel()), policy -> {
       podFacts.replaceAll(watcher.gpuPods());
@@ -200,6 +205,9 @@ public class PlacementWiring {
     }
     if (watcher != null) {
       watcher.close();
+    }
+    if (budgetWatcher != null) {
+      budgetWatcher.close();
     }
     if (expiry != null) {
       expiry.shutdownNow();

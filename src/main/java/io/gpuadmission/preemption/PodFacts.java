@@ -6,6 +6,7 @@ import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.GpuPolicy;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
 
@@ -40,7 +41,8 @@ public record PodFacts(
   public static final String PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler";
 
   public PodFacts {
-    labels = labels == null ? Map.of() : Map.copyOf(labels);
+    // The pod's own map, not a copy (one per GPU pod, shared with the informer's stripped pod).
+    labels = labels == null ? Map.of() : Collections.unmodifiableMap(labels);
   }
 
   public static PodFacts of(Pod pod, GpuPolicy policy) {

@@ -23,14 +23,16 @@ public final class PreemptionSearch {
   private final GpuLedger ledger;
   private final PodFactsIndex pods;
   private final PlacementDecider decider;
+  private final DisruptionBudgets budgets;
 
   /** The pod that needs room: its UID, {@code ns/name}, priority and GPU ask. */
   public record Preemptor(String uid, String pod, int priority, GpuAsk ask) {}
 
-  public PreemptionSearch(GpuLedger ledger, PodFactsIndex pods, PlacementDecider decider) {
+  public PreemptionSearch(GpuLedger ledger, PodFactsIndex pods, PlacementDecider decider, DisruptionBudgets budgets) {
     this.ledger = ledger;
     this.pods = pods;
     this.decider = decider;
+    this.budgets = budgets;
   }
 
   /**
@@ -66,7 +68,8 @@ public final class PreemptionSearch {
       }
     }
     var units = units(preemptor, node, claims, gone);
-    return VictimChooser.choose(view.get(), claims, gone, units, preemptor.ask(), v -> decider.refusal(preemptor.ask(), v).isEmpty())
+    return VictimChooser.choose(
+            view.get(), claims, gone, units, preemptor.ask(), v -> decider.refusal(preemptor.ask(), v).isEmpty(), budgets)
         .map(chosen -> withGoing.isEmpty() ? chosen : prepend(withGoing, chosen));
   }
 

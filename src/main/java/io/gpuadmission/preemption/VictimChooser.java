@@ -26,8 +26,8 @@ import java.util.function.Predicate;
 final class VictimChooser {
   private VictimChooser() {}
 
-  /** The victims of one scope, before ranking. */
-  private record Scope(List<VictimUnit> victims) {}
+  /** The victims of one scope and how many PodDisruptionBudgets they violate, before ranking. */
+  private record Scope(List<VictimUnit> victims, int pdbViolations) {}
 
   /**
    * The best victims on {@code view}'s node for {@code ask}, among {@code units} (pods that may be
@@ -36,7 +36,13 @@ final class VictimChooser {
    * without victims when the ask fits once {@code gone} have gone.
    */
   static Optional<NodeVictims> choose(
-      NodeGpus view, Collection<GpuClaim> claims, Set<String> gone, List<VictimUnit> units, GpuAsk ask, Predicate<NodeGpus> nodeFits) {
+      NodeGpus view,
+      Collection<GpuClaim> claims,
+      Set<String> gone,
+      List<VictimUnit> units,
+      GpuAsk ask,
+      Predicate<NodeGpus> nodeFits,
+      DisruptionBudgets budgets) {
     var used = new long[view.gpus().size()];
     for (var claim : claims) {
       if (!gone.contains(claim.podUid())) {
@@ -46,9 +52,10 @@ final class VictimChooser {
     var best = Optional.<NodeVictims>empty();
     for (var scope : scopes(view, ask)) {
       Predicate<long[]> fits = scope < 0 ? u -> nodeFits.test(withUsed(view, u)) : shareOrWhole(view, ask, scope);
-      var chosen = reprieve(view, used, scope < 0 ? units : touching(units, scope), fits);
+      var chosen = reprieve(view, used, scope < 0 ? units : touching(units, scope), fits, budgets);
       if (chosen.isPresent()) {
-        var candidate = victims(view.name(), chosen.get().victims(), scope < 0 ? freed(view, chosen.get().victims()) : List.of(scope));
+        var candidate =
+            victims(view.name(), chosen.get(), scope < 0 ? freed(view, chosen.get().victims()) : List.of(scope));
         if (best.isEmpty() || NodeVictims.BETTER_FIRST.compare(candidate, best.get()) < 0) {
           best = Optional.of(candidate);
         }
@@ -78,10 +85,12 @@ final class VictimChooser {
   }
 
   /**
-   * Removes every unit of the scope; if the ask then fits, puts back the most important units
-   * first, each one that still leaves room staying. The rest are the victims.
+   * Removes every unit of the scope; if the ask then fits, puts units back, each one that still
+   * leaves room staying: first those whose eviction would violate a PodDisruptionBudget, then the
+   * rest, each group most important first. The others are the victims.
    */
-  private static Optional<Scope> reprieve(NodeGpus view, long[] used, List<VictimUnit> candidates, Predicate<long[]> fits) {
+  private static Optional<Scope> reprieve(
+      NodeGpus view, long[] used, List<VictimUnit> candidates, Predicate<long[]> fits, DisruptionBudgets budgets) {
     var now = used.clone();
     for (var unit : candidates) {
       add(now, view, unit, -1);
@@ -91,15 +100,36 @@ final class VictimChooser {
     }
     var ordered = new ArrayList<>(candidates);
     ordered.sort(VictimUnit::moreImportantFirst);
-    var victims = new ArrayList<VictimUnit>();
-    for (var unit : ordered) {
-      add(now, view, unit, 1);
-      if (!fits.test(now)) {
-        add(now, view, unit, -1);
-        victims.add(unit);
+    var pods = new ArrayList<PodFacts>();
+    ordered.forEach(u -> u.pods().forEach(p -> pods.add(p.facts())));
+    var flags = budgets.violating(pods);
+    var violating = new java.util.HashSet<String>();
+    for (int i = 0; i < flags.length; i++) {
+      if (flags[i]) {
+        violating.add(pods.get(i).uid());
       }
     }
-    return Optional.of(new Scope(victims));
+    var victims = new ArrayList<VictimUnit>();
+    for (var pass : List.of(true, false)) {
+      for (var unit : ordered) {
+        if (unit.pods().stream().anyMatch(p -> violating.contains(p.uid())) != pass) {
+          continue;
+        }
+        add(now, view, unit, 1);
+        if (!fits.test(now)) {
+          add(now, view, unit, -1);
+          victims.add(unit);
+        }
+      }
+    }
+    victims.sort(VictimUnit::moreImportantFirst);
+    var count = 0;
+    for (var unit : victims) {
+      for (var pod : unit.pods()) {
+        count += violating.contains(pod.uid()) ? 1 : 0;
+      }
+    }
+    return Optional.of(new Scope(victims, count));
   }
 
   private static List<VictimUnit> touching(List<VictimUnit> units, int gpu) {
@@ -112,10 +142,10 @@ final class VictimChooser {
     return out;
   }
 
-  private static NodeVictims victims(String node, List<VictimUnit> units, List<Integer> gpus) {
+  private static NodeVictims victims(String node, Scope scope, List<Integer> gpus) {
     var pods = new ArrayList<Victim>();
-    units.forEach(u -> pods.addAll(u.pods()));
-    return new NodeVictims(node, pods, 0, gpus);
+    scope.victims().forEach(u -> pods.addAll(u.pods()));
+    return new NodeVictims(node, pods, scope.pdbViolations(), gpus);
   }
 
   /** The GPUs the victims held (for a node-wide choice). */

@@ -7,6 +7,7 @@ import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.policy.PolicyStore;
 import io.gpuadmission.preemption.CandidateReview;
+import io.gpuadmission.preemption.DisruptionBudgets;
 import io.gpuadmission.preemption.GpuPreemptor;
 import io.gpuadmission.preemption.PodFactsIndex;
 import io.gpuadmission.preemption.PreemptionMetrics;
@@ -27,7 +28,7 @@ final class Services {
   /** A service with a preemptor on {@code client}, acting while {@code gate} leads. */
   static ExtenderService with(
       PlacementDecider decider, GangGate gangs, PolicyStore policies, GpuLedger ledger, PodFactsIndex pods, KubernetesClient client, LeaderGate gate) {
-    var search = new PreemptionSearch(ledger, pods, decider);
+    var search = new PreemptionSearch(ledger, pods, decider, new DisruptionBudgets());
     var preemptor =
         new GpuPreemptor(
             client, search, decider, ledger, pods, gate, policies::current, Clock.systemUTC(),

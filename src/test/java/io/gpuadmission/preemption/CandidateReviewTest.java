@@ -41,7 +41,7 @@ class CandidateReviewTest {
     share("low-b", "b", 0, 4, 100, 3);
     share("keep-1", "b", 1, 12, 5000, 0);
     var decider = new PlacementDecider(ledger, PolicyParser::builtInDefault);
-    var search = new PreemptionSearch(ledger, pods, decider);
+    var search = new PreemptionSearch(ledger, pods, decider, new DisruptionBudgets());
     // A replica that does not lead: the review answers, nothing is preempted by it.
     var preemptor =
         new GpuPreemptor(

@@ -23,6 +23,7 @@ class PreemptionSearchTest {
 
   private final GpuLedger ledger = new GpuLedger();
   private final PodFactsIndex pods = new PodFactsIndex(PolicyParser::builtInDefault, ledger);
+  private final DisruptionBudgets budgets = new DisruptionBudgets();
   private PreemptionSearch search;
 
   @BeforeEach
@@ -30,13 +31,25 @@ class PreemptionSearchTest {
     for (var node : List.of("a", "b")) {
       ledger.putNode(new GpuNodeCapacity(node, "Tesla-V100-SXM2-16GB", Collections.nCopies(2, 16L), Optional.empty()));
     }
-    search = new PreemptionSearch(ledger, pods, new PlacementDecider(ledger, PolicyParser::builtInDefault));
+    search = new PreemptionSearch(ledger, pods, new PlacementDecider(ledger, PolicyParser::builtInDefault), budgets);
   }
 
   /** A running share pod of {@code gib} GiB on {@code node} GPU {@code gpu}, started {@code minute} minutes after T0. */
   private void share(String name, String node, int gpu, long gib, int priority, int minute) {
+    share(name, node, gpu, gib, priority, minute, Map.of());
+  }
+
+  private void share(String name, String node, int gpu, long gib, int priority, int minute, Map<String, String> labels) {
     ledger.confirm(GpuClaim.bound(name, "ml/" + name, node, List.of(gpu), gib));
-    pods.put(facts(name, node, priority, minute, Optional.empty()));
+    pods.put(new PodFacts(name, "ml", name, priority, T0.plusSeconds(60L * minute), false, false, Optional.empty(), node, "", labels, GpuAsk.share(gib)));
+  }
+
+  /** A budget in namespace ml over pods labelled app={@code app}, allowing {@code allowed} disruptions now. */
+  private void budget(String app, int allowed) {
+    budgets.current(new io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudgetBuilder()
+        .withNewMetadata().withName(app).withNamespace("ml").endMetadata()
+        .withNewSpec().withNewSelector().addToMatchLabels("app", app).endSelector().endSpec()
+        .withNewStatus().withDisruptionsAllowed(allowed).endStatus().build());
   }
 
   private void whole(String name, String node, List<Integer> gpus, int priority, int minute, String gang) {
@@ -204,6 +217,47 @@ class PreemptionSearchTest {
 
     assertThat(names(search.onNode(high(16), "a", Set.of()))).containsExactly("s1");
     assertThat(search.onNode(high(17), "a", Set.of())).isEmpty();
+  }
+
+  @Test
+  void prefersVictimsNoDisruptionBudgetProtects() {
+    share("web", "a", 0, 12, 0, 9, Map.of("app", "web"));
+    share("batch", "a", 1, 12, 0, 1, Map.of("app", "batch"));
+    assertThat(names(search.onNode(high(8), "a", Set.of()))).containsExactly("web"); // the younger
+
+    budget("web", 0);
+
+    var chosen = search.onNode(high(8), "a", Set.of());
+    assertThat(names(chosen)).containsExactly("batch");
+    assertThat(chosen.orElseThrow().pdbViolations()).isZero();
+  }
+
+  @Test
+  void aDisruptionBudgetIsAPreferenceNotAVeto() {
+    share("web", "a", 0, 12, 0, 9, Map.of("app", "web"));
+    share("higher", "a", 1, 12, 2000, 1);
+    budget("web", 0);
+
+    var chosen = search.onNode(high(8), "a", Set.of());
+
+    assertThat(names(chosen)).containsExactly("web");
+    assertThat(chosen.orElseThrow().pdbViolations()).isEqualTo(1);
+  }
+
+  @Test
+  void podsABudgetProtectsArePutBackFirstAndBudgetsCountEveryPodTheySelect() {
+    share("a1", "a", 0, 4, 0, 1);
+    share("a2", "a", 0, 4, 0, 2);
+    share("web-1", "a", 0, 4, 0, 3, Map.of("app", "web"));
+    share("web-2", "a", 0, 4, 0, 4, Map.of("app", "web"));
+    share("full", "a", 1, 16, 2000, 0);
+    // One disruption allowed: of web-1 and web-2 (in that order of importance) only web-2 violates.
+    budget("web", 1);
+
+    var chosen = search.onNode(high(8), "a", Set.of());
+
+    assertThat(names(chosen)).containsExactly("a2", "web-1");
+    assertThat(chosen.orElseThrow().pdbViolations()).isZero();
   }
 
   @Test
