@@ -259,11 +259,35 @@ public final class PlacementDecider {
   private NodeGpus withHolds(PlacementStrategies s, String node, NodeGpus view, List<GpuAsk> held) {
     var out = view;
     for (var hold : held) {
-      if (NodeRefusal.of(hold, s.judged(hold, out), s.policy().sharedMemory().resourceName()).isEmpty()) {
-        var gpus = gpusFor(s, hold, node, out);
-        if (gpus.isPresent()) {
-          out = out.after(hold.task(), gpus.get());
-        }
+      var gpus = heldGpus(s, node, out, hold);
+      if (gpus.isPresent()) {
+        out = out.after(hold.task(), gpus.get());
+      }
+    }
+    return out;
+  }
+
+  private Optional<int[]> heldGpus(PlacementStrategies s, String node, NodeGpus view, GpuAsk hold) {
+    if (NodeRefusal.of(hold, s.judged(hold, view), s.policy().sharedMemory().resourceName()).isPresent()) {
+      return Optional.empty();
+    }
+    return gpusFor(s, hold, node, view);
+  }
+
+  /**
+   * The GPUs the held asks take on {@code node}, as claims (UIDs {@code held-0}, {@code held-1},
+   * ...; never pods), for preemption, which must count them and can evict none of them.
+   */
+  public List<GpuClaim> heldClaims(String node, NodeGpus view, List<GpuAsk> held) {
+    var s = strategies();
+    var out = new ArrayList<GpuClaim>();
+    var now = view;
+    for (var hold : held) {
+      var gpus = heldGpus(s, node, now, hold);
+      if (gpus.isPresent()) {
+        now = now.after(hold.task(), gpus.get());
+        var indices = java.util.Arrays.stream(gpus.get()).boxed().toList();
+        out.add(GpuClaim.reserved("held-" + out.size(), "held", node, indices, hold.kind() == GpuAsk.Kind.SHARE ? hold.memory() : 0));
       }
     }
     return out;

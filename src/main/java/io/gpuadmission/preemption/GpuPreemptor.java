@@ -183,7 +183,7 @@ public final class GpuPreemptor implements AutoCloseable {
       return false;
     }
     var ask = GpuAsk.of(pod, policies.get());
-    if (ask.kind() == GpuAsk.Kind.NONE || !decider.filter(ask, waiting.nodes()).passed().isEmpty()) {
+    if (ask.kind() == GpuAsk.Kind.NONE || !decider.filter(ask, waiting.nodes(), pods, PodFacts.priority(pod), uid).passed().isEmpty()) {
       return false; // it fits now: kube-scheduler places it at its next attempt
     }
     var preemptor = new PreemptionSearch.Preemptor(uid, waiting.namespace() + "/" + waiting.name(), PodFacts.priority(pod), ask);

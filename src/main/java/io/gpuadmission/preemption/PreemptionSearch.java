@@ -13,11 +13,12 @@ import java.util.Set;
 
 /**
  * Victims for a pod on one node, read from the GPU ledger (which pod holds which GPU) and the
- * {@link PodFactsIndex} (priority, start, gang): the pods that may be evicted are the ones of lower
- * priority than the pod (kube-scheduler's rule: never equal or higher), each on its own or, for a
- * gang, all its placed members together when they are all on this node (a gang with a member
- * elsewhere, or one of equal or higher priority, is never a victim). {@link VictimChooser} picks
- * among them.
+ * {@link PodFactsIndex} (priority, start, gang, nominations): the pods that may be evicted are the
+ * ones of lower priority than the pod (kube-scheduler's rule: never equal or higher) that are not
+ * already terminating, each on its own or, for a gang, all its placed members together when they
+ * are all on this node (a gang with a member elsewhere, or one of equal or higher priority, is never
+ * a victim). Pods nominated to the node with no lower priority keep the GPUs they would take.
+ * {@link VictimChooser} picks among them.
  */
 public final class PreemptionSearch {
   private final GpuLedger ledger;
@@ -46,7 +47,9 @@ public final class PreemptionSearch {
     if (view.isEmpty()) {
       return Optional.empty();
     }
-    var claims = ledger.claimsOn(node);
+    var claims = new ArrayList<>(ledger.claimsOn(node));
+    // Pods nominated here of no lower priority keep their GPUs, as in kube-scheduler's dry run.
+    claims.addAll(decider.heldClaims(node, view.get(), pods.heldOn(node, preemptor.priority(), preemptor.uid())));
     var gone = new HashSet<>(alreadyGoing);
     var withGoing = new ArrayList<Victim>();
     for (var uid : alreadyGoing) {
@@ -82,7 +85,8 @@ public final class PreemptionSearch {
         continue;
       }
       var facts = pods.facts(claim.podUid());
-      if (facts.isEmpty() || facts.get().priority() >= preemptor.priority()) {
+      // A terminating pod frees its GPUs for the pod it was evicted for, not for another one.
+      if (facts.isEmpty() || facts.get().priority() >= preemptor.priority() || facts.get().terminating()) {
         continue;
       }
       if (facts.get().gang().isPresent()) {
@@ -109,7 +113,8 @@ public final class PreemptionSearch {
       if (claim.isEmpty()) {
         continue;
       }
-      if (claim.get().phase() == GpuClaim.Phase.PLANNED || !claim.get().node().equals(node) || member.priority() >= preemptor.priority()) {
+      if (claim.get().phase() == GpuClaim.Phase.PLANNED || !claim.get().node().equals(node) || member.priority() >= preemptor.priority()
+          || member.terminating()) {
         return Optional.empty();
       }
       members.add(new Victim(member, claim.get()));

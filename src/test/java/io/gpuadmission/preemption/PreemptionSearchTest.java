@@ -261,6 +261,26 @@ class PreemptionSearchTest {
   }
 
   @Test
+  void aTerminatingPodFreesItsGpuForItsOwnPreemptorNotForAnother() {
+    share("going", "a", 0, 12, 0, 9);
+    share("stays", "a", 1, 12, 0, 1);
+    pods.put(new PodFacts("going", "ml", "going", 0, T0, true, true, Optional.empty(), "a", "", Map.of(), GpuAsk.share(12)));
+
+    assertThat(names(search.onNode(high(8), "a", Set.of()))).containsExactly("stays");
+  }
+
+  @Test
+  void aPodNominatedToTheNodeKeepsTheGpuItWouldTake() {
+    share("low", "a", 1, 12, 0, 1);
+    // GPU 0 is empty: enough for the preemptor, unless a pod of no lower priority is nominated here.
+    assertThat(search.onNode(high(8), "a", Set.of()).orElseThrow().victims()).isEmpty();
+
+    pods.put(new PodFacts("first", "ml", "first", 1000, Instant.MAX, false, false, Optional.empty(), "", "a", Map.of(), GpuAsk.share(12)));
+
+    assertThat(names(search.onNode(high(8), "a", Set.of()))).containsExactly("low");
+  }
+
+  @Test
   void nodesAreRankedAsKubeSchedulerRanksThem() {
     // Same priority and count on both nodes: the one whose victim started last is evicted.
     share("old", "a", 0, 12, 0, 1);
