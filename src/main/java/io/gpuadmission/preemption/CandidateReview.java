@@ -41,11 +41,21 @@ public final class CandidateReview {
     this.policies = policies;
   }
 
-  /** The candidates kube-scheduler may act on, in the order proposed. */
+  /**
+   * The candidates kube-scheduler may act on, in the order proposed; never a node without victims
+   * (kube-scheduler refuses the whole answer for one).
+   */
   public Map<String, Candidate> review(Pod pod, Map<String, Candidate> proposed) {
     var ask = GpuAsk.of(pod, policies.get());
     if (ask.kind() == GpuAsk.Kind.NONE) {
-      return proposed; // no GPU of ours at stake
+      // No GPU of ours at stake (kube-scheduler sends none such): its candidates stand.
+      var kept = new LinkedHashMap<String, Candidate>();
+      proposed.forEach((node, candidate) -> {
+        if (!candidate.victims().isEmpty()) {
+          kept.put(node, candidate);
+        }
+      });
+      return kept;
     }
     var uid = pod.getMetadata().getUid() == null ? "" : pod.getMetadata().getUid();
     var reviewed = new LinkedHashMap<String, Candidate>();

@@ -152,9 +152,10 @@ public final class GpuPreemptor implements AutoCloseable {
    * the node the pod is nominated to (kube-scheduler's own test).
    */
   public boolean inProgress(Pod pod) {
-    var mine = made.get(pod.getMetadata().getUid());
+    var uid = pod.getMetadata().getUid();
+    var mine = uid == null ? null : made.get(uid);
     if (mine != null && clock.instant().isBefore(mine.at().plus(timing.holdFor()))
-        && mine.victims().stream().anyMatch(uid -> pods.facts(uid).filter(f -> !f.terminating()).isPresent())) {
+        && mine.victims().stream().anyMatch(victim -> pods.facts(victim).filter(f -> !f.terminating()).isPresent())) {
       return true;
     }
     return PreemptionRules.victimsTerminating(pod, pods, ledger);

@@ -89,5 +89,9 @@ class CandidateReviewTest {
         .withNewSpec().withPriority(1000).addNewContainer().withName("c").endContainer().endSpec().build();
 
     assertThat(review.review(cpu, proposed())).isEqualTo(proposed());
+    // Never a node without victims: kube-scheduler would refuse the whole answer.
+    var withEmpty = new LinkedHashMap<>(proposed());
+    withEmpty.put("c", new CandidateReview.Candidate(List.of(), 0));
+    assertThat(review.review(cpu, withEmpty)).isEqualTo(proposed());
   }
 }
