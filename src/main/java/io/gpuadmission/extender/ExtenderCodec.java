@@ -4,12 +4,17 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.placement.PlacementDecider.NodeScore;
 import io.gpuadmission.preemption.CandidateReview;
 import io.gpuadmission.pod.NullListEntry;
 import io.gpuadmission.policy.KubernetesNames;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
 
 /** Reads extender requests, refusing what kube-scheduler could not have sent with a reason. */
 final class ExtenderCodec {
@@ -62,7 +67,7 @@ final class ExtenderCodec {
     if (args.pod() == null || args.pod().getMetadata() == null) {
       throw new MalformedRequest("ExtenderPreemptionArgs without a Pod (expected {\"Pod\": {...}, \"NodeNameToMetaVictims\": {...}})");
     }
-    var candidates = new java.util.LinkedHashMap<String, CandidateReview.Candidate>();
+    var candidates = new LinkedHashMap<String, CandidateReview.Candidate>();
     if (args.nodeNameToMetaVictims() != null) {
       args.nodeNameToMetaVictims().forEach((node, victims) -> candidates.put(node(node), candidate(node, victims == null ? null : victims.pods(),
           p -> p == null ? null : p.uid(), victims == null ? 0 : victims.numPdbViolations())));
@@ -74,11 +79,11 @@ final class ExtenderCodec {
   }
 
   /** The preemptor and kube-scheduler's candidates, read. */
-  record Preemption(io.fabric8.kubernetes.api.model.Pod pod, java.util.Map<String, CandidateReview.Candidate> candidates) {}
+  record Preemption(Pod pod, Map<String, CandidateReview.Candidate> candidates) {}
 
   /** The answer: every node's victims by UID. */
-  static byte[] preemptionAnswer(java.util.Map<String, CandidateReview.Candidate> candidates) {
-    var out = new java.util.LinkedHashMap<String, ExtenderWire.MetaVictims>();
+  static byte[] preemptionAnswer(Map<String, CandidateReview.Candidate> candidates) {
+    var out = new LinkedHashMap<String, ExtenderWire.MetaVictims>();
     candidates.forEach((node, c) -> out.put(node, new ExtenderWire.MetaVictims(c.victims().stream().map(ExtenderWire.MetaPod::new).toList(), c.pdbViolations())));
     return write(new ExtenderWire.PreemptionResult(out));
   }
@@ -90,8 +95,8 @@ final class ExtenderCodec {
     return name;
   }
 
-  private static <T> CandidateReview.Candidate candidate(String node, List<T> pods, java.util.function.Function<T, String> uid, long pdbViolations) {
-    var uids = new java.util.ArrayList<String>();
+  private static <T> CandidateReview.Candidate candidate(String node, List<T> pods, Function<T, String> uid, long pdbViolations) {
+    var uids = new ArrayList<String>();
     for (int i = 0; pods != null && i < pods.size(); i++) {
       var id = uid.apply(pods.get(i));
       if (id == null || id.isBlank()) {

@@ -92,8 +92,8 @@ public class ExtenderResource {
   }
 
   /**
-   * kube-scheduler's preempt verb. Not on the event loop: it reads the ledger for every candidate
-   * node, and the placement leader may start its own preemption from here.
+   * kube-scheduler's preempt verb ({@code ProcessPreemption}), called only when its own preemption
+   * found candidates: rare, so on a worker thread rather than the event loop.
    */
   @POST
   @Path("preempt")

@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -63,8 +64,8 @@ public final class GpuPreemptor implements AutoCloseable {
   /** A refused pod waiting for its attempt. */
   private record Pending(String namespace, String name, List<String> nodes, ScheduledFuture<?> attempt) {}
 
-  /** A preemption this replica made. */
-  private record Made(String node, List<String> victims, Instant at) {}
+  /** A preemption this replica made: its victims and when. */
+  private record Made(List<String> victims, Instant at) {}
 
   private final KubernetesClient client;
   private final PreemptionSearch search;
@@ -190,7 +191,7 @@ public final class GpuPreemptor implements AutoCloseable {
     var preemptor = new PreemptionSearch.Preemptor(uid, waiting.namespace() + "/" + waiting.name(), PodFacts.priority(pod), ask);
     Optional<NodeVictims> best = Optional.empty();
     for (var node : waiting.nodes()) {
-      var candidate = search.onNode(preemptor, node, java.util.Set.of()).filter(v -> !v.victims().isEmpty());
+      var candidate = search.onNode(preemptor, node, Set.of()).filter(v -> !v.victims().isEmpty());
       if (candidate.isPresent() && (best.isEmpty() || NodeVictims.BETTER_FIRST.compare(candidate.get(), best.get()) < 0)) {
         best = candidate;
       }
@@ -208,7 +209,7 @@ public final class GpuPreemptor implements AutoCloseable {
     var node = chosen.node();
     var now = clock.instant();
     made.values().removeIf(m -> !now.isBefore(m.at().plus(timing.holdFor())));
-    made.put(preemptor.uid(), new Made(node, chosen.victims().stream().map(Victim::uid).toList(), now));
+    made.put(preemptor.uid(), new Made(chosen.victims().stream().map(Victim::uid).toList(), now));
     var scheduler = pod.getSpec() == null || pod.getSpec().getSchedulerName() == null ? "default-scheduler" : pod.getSpec().getSchedulerName();
     var names = new ArrayList<String>();
     for (var victim : chosen.victims()) {

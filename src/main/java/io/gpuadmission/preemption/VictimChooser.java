@@ -6,9 +6,11 @@ import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Predicate;
 
 /**
@@ -103,7 +105,7 @@ final class VictimChooser {
     var pods = new ArrayList<PodFacts>();
     ordered.forEach(u -> u.pods().forEach(p -> pods.add(p.facts())));
     var flags = budgets.violating(pods);
-    var violating = new java.util.HashSet<String>();
+    var violating = new HashSet<String>();
     for (int i = 0; i < flags.length; i++) {
       if (flags[i]) {
         violating.add(pods.get(i).uid());
@@ -150,7 +152,7 @@ final class VictimChooser {
 
   /** The GPUs the victims held (for a node-wide choice). */
   private static List<Integer> freed(NodeGpus view, List<VictimUnit> units) {
-    var out = new java.util.TreeSet<Integer>();
+    var out = new TreeSet<Integer>();
     for (var unit : units) {
       for (var pod : unit.pods()) {
         for (var g : pod.claim().gpus()) {
