@@ -90,7 +90,8 @@ class PreemptionEndpointTest {
             + "\"share-c\":\"largest free GPU has 4GiB of aliyun.com/gpu-mem, pod needs 8GiB\"}"));
 
     // kube-scheduler's own preemption finds no victims and calls no preempt verb: the leader acts.
-    await().atMost(Duration.ofSeconds(10)).until(() -> pod("low-5").getMetadata().getDeletionTimestamp() != null);
+    await().atMost(Duration.ofSeconds(10)).until(() -> pod("low-5").getMetadata().getDeletionTimestamp() != null
+        && pod("high-8g").getStatus().getNominatedNodeName() != null);
     var victim = pod("low-5");
     assertThat(disruptionTarget(victim))
         .extracting(PodCondition::getStatus, PodCondition::getReason, PodCondition::getMessage)
