@@ -20,6 +20,9 @@ import java.util.List;
 public final class BoundPods {
   static final long PAGE = 500;
 
+  /** The condition a scheduler's preemption marks its victims with (preemption reads it). */
+  private static final String DISRUPTION_TARGET = "DisruptionTarget";
+
   private BoundPods() {}
 
   public static boolean isGpuPod(Pod pod, GpuPolicy policy) {
@@ -47,7 +50,9 @@ public final class BoundPods {
    * A copy with only what the ledger reads: identity, GPU annotations, node, the resources of
    * containers and init containers, phase; for a pod asking whole GPUs, which may be a gang member under this or a later policy, also what
    * gang placement reads (labels, owner, creation and deletion time, plan annotations, node
-   * selection, tolerations, host network and ports). Memory shares, the many small pods, stay lean. Built with plain
+   * selection, tolerations, host network and ports). For preemption, every GPU pod keeps its
+   * labels, priority, start, deletion time, nomination and a DisruptionTarget condition. Memory shares, the
+   * many small pods, stay lean otherwise. Built with plain
    * setters, not the model's builders (which deep-copy): fabric8 runs the store on its HTTP event
    * loop, and the initial list of a large cluster passes every pod through here.
    */
@@ -69,12 +74,13 @@ public final class BoundPods {
       });
       meta.setAnnotations(kept);
     }
+    meta.setDeletionTimestamp(source.getDeletionTimestamp());
     var spec = new PodSpec();
+    // Labels: a gang member's job, and the PodDisruptionBudgets preemption weighs.
+    meta.setLabels(source.getLabels());
     if (member) {
-      meta.setLabels(source.getLabels());
       meta.setOwnerReferences(source.getOwnerReferences());
       meta.setCreationTimestamp(source.getCreationTimestamp());
-      meta.setDeletionTimestamp(source.getDeletionTimestamp());
       if (pod.getSpec() != null) {
         spec.setNodeSelector(pod.getSpec().getNodeSelector());
         spec.setAffinity(pod.getSpec().getAffinity());
@@ -84,6 +90,7 @@ public final class BoundPods {
     }
     if (pod.getSpec() != null) {
       spec.setNodeName(pod.getSpec().getNodeName());
+      spec.setPriority(pod.getSpec().getPriority());
       var containers = new ArrayList<Container>();
       if (pod.getSpec().getContainers() != null) {
         for (var c : pod.getSpec().getContainers()) {
@@ -117,7 +124,18 @@ public final class BoundPods {
       }
     }
     var status = new PodStatus();
-    status.setPhase(pod.getStatus() == null ? null : pod.getStatus().getPhase());
+    if (pod.getStatus() != null) {
+      status.setPhase(pod.getStatus().getPhase());
+      status.setStartTime(pod.getStatus().getStartTime());
+      status.setNominatedNodeName(pod.getStatus().getNominatedNodeName());
+      if (source.getDeletionTimestamp() != null && pod.getStatus().getConditions() != null) {
+        // Only a pod being deleted can be terminating by preemption; the rest need no conditions.
+        status.setConditions(
+            pod.getStatus().getConditions().stream()
+                .filter(c -> c != null && DISRUPTION_TARGET.equals(c.getType()))
+                .toList());
+      }
+    }
     var out = new Pod();
     out.setMetadata(meta);
     out.setSpec(spec);

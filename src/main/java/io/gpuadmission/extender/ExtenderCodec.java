@@ -4,11 +4,17 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.placement.PlacementDecider.NodeScore;
+import io.gpuadmission.preemption.CandidateReview;
 import io.gpuadmission.pod.NullListEntry;
 import io.gpuadmission.policy.KubernetesNames;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
 
 /** Reads extender requests, refusing what kube-scheduler could not have sent with a reason. */
 final class ExtenderCodec {
@@ -49,6 +55,56 @@ final class ExtenderCodec {
     return args.nodeNames() != null
         ? args.nodeNames()
         : args.nodes().getItems().stream().map(n -> n == null || n.getMetadata() == null ? null : n.getMetadata().getName()).toList();
+  }
+
+  /**
+   * ExtenderPreemptionArgs, each node's victims as UIDs (from whichever form the scheduler sent),
+   * in the order sent.
+   */
+  static Preemption preemptionArgs(byte[] body) {
+    rejectNullListEntryInPod(body);
+    var args = read(body, ExtenderWire.PreemptionArgs.class, "ExtenderPreemptionArgs");
+    if (args.pod() == null || args.pod().getMetadata() == null) {
+      throw new MalformedRequest("ExtenderPreemptionArgs without a Pod (expected {\"Pod\": {...}, \"NodeNameToMetaVictims\": {...}})");
+    }
+    var candidates = new LinkedHashMap<String, CandidateReview.Candidate>();
+    if (args.nodeNameToMetaVictims() != null) {
+      args.nodeNameToMetaVictims().forEach((node, victims) -> candidates.put(node(node), candidate(node, victims == null ? null : victims.pods(),
+          p -> p == null ? null : p.uid(), victims == null ? 0 : victims.numPdbViolations())));
+    } else if (args.nodeNameToVictims() != null) {
+      args.nodeNameToVictims().forEach((node, victims) -> candidates.put(node(node), candidate(node, victims == null ? null : victims.pods(),
+          p -> p == null || p.getMetadata() == null ? null : p.getMetadata().getUid(), victims == null ? 0 : victims.numPdbViolations())));
+    }
+    return new Preemption(args.pod(), candidates);
+  }
+
+  /** The preemptor and kube-scheduler's candidates, read. */
+  record Preemption(Pod pod, Map<String, CandidateReview.Candidate> candidates) {}
+
+  /** The answer: every node's victims by UID. */
+  static byte[] preemptionAnswer(Map<String, CandidateReview.Candidate> candidates) {
+    var out = new LinkedHashMap<String, ExtenderWire.MetaVictims>();
+    candidates.forEach((node, c) -> out.put(node, new ExtenderWire.MetaVictims(c.victims().stream().map(ExtenderWire.MetaPod::new).toList(), c.pdbViolations())));
+    return write(new ExtenderWire.PreemptionResult(out));
+  }
+
+  private static String node(String name) {
+    if (name == null || name.isBlank()) {
+      throw new MalformedRequest("a node in ExtenderPreemptionArgs has no name");
+    }
+    return name;
+  }
+
+  private static <T> CandidateReview.Candidate candidate(String node, List<T> pods, Function<T, String> uid, long pdbViolations) {
+    var uids = new ArrayList<String>();
+    for (int i = 0; pods != null && i < pods.size(); i++) {
+      var id = uid.apply(pods.get(i));
+      if (id == null || id.isBlank()) {
+        throw new MalformedRequest("victim " + i + " on node " + quoted(node) + " has no UID");
+      }
+      uids.add(id);
+    }
+    return new CandidateReview.Candidate(uids, pdbViolations);
   }
 
   static ExtenderWire.BindingArgs bindingArgs(byte[] body) {

@@ -91,6 +91,18 @@ public class ExtenderResource {
     return answer("prioritize", () -> ExtenderCodec.prioritizeAnswer(service.prioritize(ExtenderCodec.args(body))));
   }
 
+  /**
+   * kube-scheduler's preempt verb ({@code ProcessPreemption}), called only when its own preemption
+   * found candidates: rare, so on a worker thread rather than the event loop.
+   */
+  @POST
+  @Path("preempt")
+  @Consumes(MediaType.WILDCARD)
+  @Produces(MediaType.APPLICATION_JSON)
+  public Response preempt(byte[] body) {
+    return answer("preempt", () -> service.preempt(ExtenderCodec.preemptionArgs(body)));
+  }
+
   @POST
   @Path("bind")
   @NonBlocking

@@ -9,6 +9,10 @@ import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.NodeEligibility;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.placement.Nominations;
+import io.gpuadmission.preemption.CandidateReview;
+import io.gpuadmission.preemption.PodFacts;
+import io.gpuadmission.preemption.GpuPreemptor;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.HashSet;
 import java.util.List;
@@ -20,24 +24,54 @@ public class ExtenderService {
   private final GangGate gangs;
   private final PolicyStore policies;
   private final GpuLedger ledger;
+  private final GpuPreemptor preemptor;
+  private final CandidateReview review;
+  private final Nominations nominations;
 
-  public ExtenderService(PlacementDecider decider, GangGate gangs, PolicyStore policies, GpuLedger ledger) {
+  public ExtenderService(
+      PlacementDecider decider,
+      GangGate gangs,
+      PolicyStore policies,
+      GpuLedger ledger,
+      GpuPreemptor preemptor,
+      CandidateReview review,
+      Nominations nominations) {
+    this.nominations = nominations;
     this.decider = decider;
     this.gangs = gangs;
     this.policies = policies;
     this.ledger = ledger;
+    this.preemptor = preemptor;
+    this.review = review;
   }
 
-  /** A gang member's answer comes from its gang (planned node only, or why it waits); any other pod's from the ledger. */
+  /**
+   * A gang member's answer comes from its gang (planned node only, or why it waits); any other pod's
+   * from the ledger. A pod refused everywhere, where evicting pods could make room, is told to the
+   * preemptor (kube-scheduler's own preemption cannot see GPUs).
+   */
   ExtenderWire.FilterResult filter(ExtenderWire.Args args) {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
-    var result =
-        gangs.filter(args.pod(), names).orElseGet(() -> decider.filter(GpuAsk.of(args.pod(), policies.current()), eligibility(args), names));
+    var result = gangs.filter(args.pod(), names).orElse(null);
+    if (result == null) {
+      var pod = args.pod();
+      var eligibility = eligibility(args);
+      result = decider.filter(GpuAsk.of(pod, policies.current()), eligibility, names, nominations, PodFacts.priority(pod), uid(pod));
+      if (result.passed().isEmpty() && !result.failed().isEmpty()) {
+        // Only nodes the pod may go to: evicting pods elsewhere would never place it.
+        preemptor.refused(pod, decider.eligibleAmong(eligibility, result.failed().keySet()));
+      }
+    }
     if (args.nodeNames() != null) {
       return new ExtenderWire.FilterResult(null, result.passed(), result.failed(), result.unresolvable(), "");
     }
     return new ExtenderWire.FilterResult(passedNodes(args.nodes(), result.passed()), null, result.failed(), result.unresolvable(), "");
+  }
+
+  /** kube-scheduler's preemption candidates, with the victims that free a GPU. */
+  byte[] preempt(ExtenderCodec.Preemption args) {
+    return ExtenderCodec.preemptionAnswer(review.review(args.pod(), args.candidates()));
   }
 
   List<PlacementDecider.NodeScore> prioritize(ExtenderWire.Args args) {
@@ -50,6 +84,10 @@ public class ExtenderService {
   /** The pod's own node selection and GPU resources, judged again on every node (kube-scheduler has, but must not be contradicted). */
   private NodeEligibility eligibility(ExtenderWire.Args args) {
     return NodeEligibility.of(args.pod(), policies.current());
+  }
+
+  private static String uid(io.fabric8.kubernetes.api.model.Pod pod) {
+    return pod.getMetadata().getUid() == null ? "" : pod.getMetadata().getUid();
   }
 
   /** Full Node objects (nodeCacheCapable: false): GPUs of nodes our informer has not shown yet. */

@@ -1,5 +1,6 @@
 package io.gpuadmission.extender;
 
+import com.fasterxml.jackson.annotation.JsonAlias;
 import com.fasterxml.jackson.annotation.JsonFormat;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
@@ -39,6 +40,32 @@ final class ExtenderWire {
       @JsonProperty("PodNamespace") String podNamespace,
       @JsonProperty("PodUID") String podUid,
       @JsonProperty("Node") String node) {}
+
+  /**
+   * ExtenderPreemptionArgs: {@code NodeNameToMetaVictims} (victims by UID) when nodeCacheCapable is
+   * true, else {@code NodeNameToVictims} (whole pods); schedulers before 1.17 wrote the latter
+   * {@code nodeToVictims}.
+   */
+  @JsonFormat(with = JsonFormat.Feature.ACCEPT_CASE_INSENSITIVE_PROPERTIES)
+  record PreemptionArgs(
+      @JsonProperty("Pod") Pod pod,
+      @JsonProperty("NodeNameToVictims") @JsonAlias("nodeToVictims") Map<String, Victims> nodeNameToVictims,
+      @JsonProperty("NodeNameToMetaVictims") Map<String, MetaVictims> nodeNameToMetaVictims) {}
+
+  /** Victims: whole pods. */
+  @JsonFormat(with = JsonFormat.Feature.ACCEPT_CASE_INSENSITIVE_PROPERTIES)
+  record Victims(@JsonProperty("Pods") List<Pod> pods, @JsonProperty("NumPDBViolations") long numPdbViolations) {}
+
+  /** MetaVictims: pods by UID. */
+  @JsonFormat(with = JsonFormat.Feature.ACCEPT_CASE_INSENSITIVE_PROPERTIES)
+  record MetaVictims(@JsonProperty("Pods") List<MetaPod> pods, @JsonProperty("NumPDBViolations") long numPdbViolations) {}
+
+  /** MetaPod. */
+  @JsonFormat(with = JsonFormat.Feature.ACCEPT_CASE_INSENSITIVE_PROPERTIES)
+  record MetaPod(@JsonProperty("UID") String uid) {}
+
+  /** ExtenderPreemptionResult: always victims by UID, whatever the request held. */
+  record PreemptionResult(@JsonProperty("NodeNameToMetaVictims") Map<String, MetaVictims> nodeNameToMetaVictims) {}
 
   /** ExtenderBindingResult. */
   record BindingResult(@JsonProperty("Error") String error) {}

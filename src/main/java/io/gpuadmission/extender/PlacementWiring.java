@@ -2,6 +2,7 @@ package io.gpuadmission.extender;
 
 import io.gpuadmission.mode.ServerStartup;
 import io.gpuadmission.cluster.ClusterConnection;
+import io.gpuadmission.cluster.DisruptionBudgetWatcher;
 import io.gpuadmission.cluster.LeaderPodLabel;
 import io.gpuadmission.cluster.LedgerWatcher;
 import io.gpuadmission.cluster.NodeInventory;
@@ -20,6 +21,12 @@ import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PodBinder;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.preemption.CandidateReview;
+import io.gpuadmission.preemption.DisruptionBudgets;
+import io.gpuadmission.preemption.GpuPreemptor;
+import io.gpuadmission.preemption.PodFactsIndex;
+import io.gpuadmission.preemption.PreemptionMetrics;
+import io.gpuadmission.preemption.PreemptionSearch;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -48,6 +55,9 @@ public class PlacementWiring {
   private final GpuLedger ledger = new GpuLedger();
   private final LeaderGate gate;
   private final GangRegistry gangs;
+  private final PodFactsIndex podFacts;
+  private final DisruptionBudgets budgets = new DisruptionBudgets();
+  private DisruptionBudgetWatcher budgetWatcher;
   private final MeterRegistry meters;
   private LedgerWatcher watcher;
   private GangCoordinator coordinator;
@@ -65,6 +75,7 @@ public class PlacementWiring {
     this.nodes = nodes;
     this.meters = meters;
     this.gangs = new GangRegistry(policies::current);
+    this.podFacts = new PodFactsIndex(policies::current, ledger);
     this.cluster = cluster;
     this.policies = policies;
     this.config = config;
@@ -111,10 +122,34 @@ public class PlacementWiring {
     return gangs;
   }
 
+  /** Also the {@link io.gpuadmission.placement.Nominations} filter and bind hold GPUs for. */
+  @Produces
+  @Singleton
+  PodFactsIndex podFacts() {
+    return podFacts;
+  }
+
+  @Produces
+  @Singleton
+  GpuPreemptor preemptor(PlacementDecider decider) {
+    var search = new PreemptionSearch(ledger, podFacts, decider, budgets);
+    return new GpuPreemptor(
+        cluster.client(), search, decider, ledger, podFacts, gate, policies::current, Clock.systemUTC(),
+        new GpuPreemptor.Timing(config.preemptionDelay(), config.assumeTimeout()), new PreemptionMetrics(meters));
+  }
+
+  @Produces
+  @Singleton
+  CandidateReview candidateReview(PlacementDecider decider, GpuPreemptor preemptor) {
+    return new CandidateReview(new PreemptionSearch(ledger, podFacts, decider, budgets), preemptor, policies::current);
+  }
+
   @Produces
   @Singleton
   PodBinder binder(PlacementDecider decider) {
-    return new PodBinder(cluster.client(), ledger, decider, gate, policies::current, Clock.systemUTC(), config.assumeTimeout());
+    var binder = new PodBinder(cluster.client(), ledger, decider, gate, policies::current, Clock.systemUTC(), config.assumeTimeout());
+    binder.respect(podFacts);
+    return binder;
   }
 
   void start(@Observes ServerStartup event, PodBinder binder, GangPlanning planning) {
@@ -123,9 +158,17 @@ public class PlacementWiring {
     if (!cluster.available()) {
       return;
     }
-    watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).alsoTell(gangs::current, gangs::gone).start(nodes);
+    watcher =
+        new LedgerWatcher(cluster.client(), ledger, policies::current)
+            .alsoTell(podFacts::current, podFacts::gone)
+            .alsoTell(gangs::current, gangs::gone)
+            .start(nodes);
+    budgetWatcher = new DisruptionBudgetWatcher(cluster.client(), budgets::current, budgets::gone).start();
     // Another job or replica label makes other pods gang members: read them all again.
-    policies.onChangeOf(p -> List.of(p.topology().jobLabel(), p.topology().replicaLabel()), policy -> gangs.replaceAll(watcher.gpuPods()));
+    policies.onChangeOf(p -> List.of(p.topology().jobLabel(), p.topology().replicaLabel()), policy -> {
+      podFacts.replaceAll(watcher.gpuPods());
+      gangs.replaceAll(watcher.gpuPods());
+    });
     coordinator =
         new GangCoordinator(
                 cluster.client(),
@@ -150,7 +193,8 @@ public class PlacementWiring {
                 new PlacementLeadership.Timing(config.leaseDuration(), config.renewDeadline(), config.retryPeriod()));
   }
 
-  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event, GpuPreemptor preemptor) {
+    preemptor.close();
     if (coordinator != null) {
       coordinator.close();
     }
@@ -162,6 +206,9 @@ public class PlacementWiring {
     }
     if (watcher != null) {
       watcher.close();
+    }
+    if (budgetWatcher != null) {
+      budgetWatcher.close();
     }
     if (expiry != null) {
       expiry.shutdownNow();

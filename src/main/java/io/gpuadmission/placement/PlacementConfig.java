@@ -19,6 +19,14 @@ public interface PlacementConfig {
   @WithDefault("60s")
   Duration gangPlanTimeout();
 
+  /**
+   * How long the leader waits, after filter refused a pod everywhere, for kube-scheduler's own
+   * preemption of that scheduling cycle (its preempt verb call) before it preempts for the pod
+   * itself on the GPUs.
+   */
+  @WithDefault("1s")
+  Duration preemptionDelay();
+
   /** Name of the coordination.k8s.io Lease, in the webhook's namespace, that elects the binding replica. */
   @WithDefault("gpu-admission-placement")
   String leaseName();

@@ -136,11 +136,16 @@ public final class PlacementDecider {
   }
 
   public FilterResult filter(GpuAsk ask, List<String> nodes) {
-    return filter(ask, NodeEligibility.ANY, nodes);
+    return filter(ask, NodeEligibility.ANY, nodes, Nominations.NONE, 0, "");
   }
 
-  /** Nodes that can take the ask and that the pod may go to ({@code eligibility}), and why not for the others. */
-  public FilterResult filter(GpuAsk ask, NodeEligibility eligibility, List<String> nodes) {
+  /**
+   * Nodes that can take the ask and that the pod may go to ({@code eligibility}), and why not for
+   * the others, for a pod of {@code priority} (UID {@code uid}): the GPUs of pods nominated to a
+   * node are held there for it as kube-scheduler holds their node resources.
+   */
+  public FilterResult filter(
+      GpuAsk ask, NodeEligibility eligibility, List<String> nodes, Nominations nominations, int priority, String uid) {
     if (passesUntouched(ask)) {
       return new FilterResult(nodes, Map.of(), Map.of());
     }
@@ -154,7 +159,9 @@ public final class PlacementDecider {
       var view = ledger.view(name);
       var refusal = view.isPresent() ? eligibility.refusal(name, this.nodes) : Optional.of(NodeRefusal.withoutView(ledger, name));
       if (refusal.isEmpty()) {
-        refusal = NodeRefusal.of(ask, s.judged(ask, view.get()), resource);
+        var held = nominations.heldOn(name, priority, uid);
+        var judged = held.isEmpty() ? view.get() : withHolds(s, name, view.get(), held);
+        refusal = NodeRefusal.of(ask, s.judged(ask, judged), resource);
       }
       if (refusal.isEmpty()) {
         passed.add(name);
@@ -224,33 +231,101 @@ public final class PlacementDecider {
     return Optional.ofNullable(best);
   }
 
-  /** The GPUs {@code ask} gets on {@code node} now (bind's re-check against the ledger). */
-  public Choice choose(GpuAsk ask, String node) {
-    return choose(ask, NodeEligibility.ANY, node);
+  /**
+   * Why a node whose GPUs are as {@code node} says cannot take {@code ask}, judged as filter judges
+   * the ledger's view (preemption asks it of the node with some pods taken away); empty when it can.
+   */
+  public Optional<NodeRefusal> refusal(GpuAsk ask, NodeGpus node) {
+    var s = strategies();
+    return NodeRefusal.of(ask, s.judged(ask, node), s.policy().sharedMemory().resourceName());
   }
 
-  /** The GPUs {@code ask} gets on {@code node} now, if the pod may go there ({@code eligibility}). */
-  public Choice choose(GpuAsk ask, NodeEligibility eligibility, String node) {
+  /** Those of {@code names} the pod may go to: where making room on the GPUs could place it. */
+  public List<String> eligibleAmong(NodeEligibility eligibility, java.util.Collection<String> names) {
+    var out = new ArrayList<String>(names.size());
+    for (var name : names) {
+      if (eligibility.refusal(name, nodes).isEmpty()) {
+        out.add(name);
+      }
+    }
+    return out;
+  }
+
+  /** The GPUs {@code ask} gets on {@code node} now (bind's re-check against the ledger). */
+  public Choice choose(GpuAsk ask, String node) {
+    return choose(ask, NodeEligibility.ANY, node, List.of());
+  }
+
+  /**
+   * The GPUs {@code ask} gets on {@code node} now, if the pod may go there ({@code eligibility}),
+   * with the GPUs of pods nominated there ({@code held}) taken first, as filter took them.
+   */
+  public Choice choose(GpuAsk ask, NodeEligibility eligibility, String node, List<GpuAsk> held) {
     var view = ledger.view(node);
     if (view.isEmpty()) {
       return new Choice.Refused("node " + node + ": " + NodeRefusal.withoutView(ledger, node).reason());
     }
     var s = strategies();
+    var judged = held.isEmpty() ? view.get() : withHolds(s, node, view.get(), held);
     var refusal = eligibility.refusal(node, nodes);
     if (refusal.isEmpty()) {
-      refusal = NodeRefusal.of(ask, s.judged(ask, view.get()), s.policy().sharedMemory().resourceName());
+      refusal = NodeRefusal.of(ask, s.judged(ask, judged), s.policy().sharedMemory().resourceName());
     }
     if (refusal.isPresent()) {
       return new Choice.Refused("node " + node + ": " + refusal.get().reason());
     }
-    Optional<int[]> gpus =
-        switch (ask.kind()) {
-          case NONE -> Optional.of(new int[0]);
-          case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view.get(), ask.task());
-          case WHOLE -> s.whole(ask).choose(s.withLinks(view.get()), ask.count()).map(c -> c.gpus());
-        };
-    return gpus.<Choice>map(g -> new Choice.Chosen(java.util.Arrays.stream(g).boxed().toList()))
+    return gpusFor(s, ask, node, judged)
+        .<Choice>map(g -> new Choice.Chosen(java.util.Arrays.stream(g).boxed().toList()))
         .orElseGet(() -> new Choice.Refused("node " + node + ": no GPU choice for " + ask));
+  }
+
+  private Optional<int[]> gpusFor(PlacementStrategies s, GpuAsk ask, String node, NodeGpus view) {
+    return switch (ask.kind()) {
+      case NONE -> Optional.of(new int[0]);
+      case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view, ask.task());
+      case WHOLE -> s.whole(ask).choose(s.withLinks(view), ask.count()).map(c -> c.gpus());
+    };
+  }
+
+  /**
+   * The node with the GPUs each held ask would get taken, in turn (an ask that no longer fits takes
+   * nothing: its node is short anyway, which kube-scheduler's own filters see).
+   */
+  private NodeGpus withHolds(PlacementStrategies s, String node, NodeGpus view, List<GpuAsk> held) {
+    var out = view;
+    for (var hold : held) {
+      var gpus = heldGpus(s, node, out, hold);
+      if (gpus.isPresent()) {
+        out = out.after(hold.task(), gpus.get());
+      }
+    }
+    return out;
+  }
+
+  private Optional<int[]> heldGpus(PlacementStrategies s, String node, NodeGpus view, GpuAsk hold) {
+    if (NodeRefusal.of(hold, s.judged(hold, view), s.policy().sharedMemory().resourceName()).isPresent()) {
+      return Optional.empty();
+    }
+    return gpusFor(s, hold, node, view);
+  }
+
+  /**
+   * The GPUs the held asks take on {@code node}, as claims (UIDs {@code held-0}, {@code held-1},
+   * ...; never pods), for preemption, which must count them and can evict none of them.
+   */
+  public List<GpuClaim> heldClaims(String node, NodeGpus view, List<GpuAsk> held) {
+    var s = strategies();
+    var out = new ArrayList<GpuClaim>();
+    var now = view;
+    for (var hold : held) {
+      var gpus = heldGpus(s, node, now, hold);
+      if (gpus.isPresent()) {
+        now = now.after(hold.task(), gpus.get());
+        var indices = java.util.Arrays.stream(gpus.get()).boxed().toList();
+        out.add(GpuClaim.reserved("held-" + out.size(), "held", node, indices, hold.kind() == GpuAsk.Kind.SHARE ? hold.memory() : 0));
+      }
+    }
+    return out;
   }
 
   /** A pod without GPUs, where CPU is not counted, is kube-scheduler's business alone. */

@@ -39,6 +39,7 @@ public final class PodBinder {
   private final Duration assumeFor;
   private final Object choosing = new Object();
   private volatile BiConsumer<String, Instant> onBound = (uid, at) -> {};
+  private volatile Nominations nominations = Nominations.NONE;
 
   public PodBinder(
       KubernetesClient client,
@@ -60,6 +61,11 @@ public final class PodBinder {
   /** Told the pod UID and the instant of every Binding this replica creates (gang placement times). */
   public void onBound(BiConsumer<String, Instant> listener) {
     this.onBound = listener;
+  }
+
+  /** Holds the GPUs of pods nominated to a node for them, as filter does, when choosing a pod's GPUs there. */
+  public void respect(Nominations nominated) {
+    this.nominations = nominated;
   }
 
   /** Binds the pod; returns "" on success, else the error for kube-scheduler. */
@@ -133,7 +139,8 @@ public final class PodBinder {
         }
         claim = GpuClaim.reserved(uid, request.pod(), request.node(), plan.get().gpus(), 0);
       } else {
-        var choice = decider.choose(ask, NodeEligibility.of(pod, policies.get()), request.node());
+        var priority = pod.getSpec() == null || pod.getSpec().getPriority() == null ? 0 : pod.getSpec().getPriority();
+        var choice = decider.choose(ask, NodeEligibility.of(pod, policies.get()), request.node(), nominations.heldOn(request.node(), priority, uid));
         if (choice instanceof Choice.Refused refused) {
           return "cannot bind " + request.pod() + " (" + ask + "): " + refused.reason();
         }

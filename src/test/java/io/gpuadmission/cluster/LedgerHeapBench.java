@@ -11,7 +11,8 @@ import io.gpuadmission.policy.PolicyParser;
 
 /**
  * Heap the extender keeps for a generated cluster: every node and pod goes through the same item
- * stores and ledger updates as {@link LedgerWatcher}'s informers (without the HTTP transport), then
+ * stores, ledger updates and preemption facts as {@link LedgerWatcher}'s informers (without the
+ * HTTP transport), then
  * the retained heap is measured after a full GC. For comparison, the same pods kept whole, as a
  * plain informer of all pods would.
  *
@@ -29,6 +30,8 @@ public final class LedgerHeapBench {
     var ledger = new GpuLedger();
     var nodeStore = new KeepOnlyStore<Node>(n -> true, n -> n);
     var podStore = new KeepOnlyStore<Pod>(p -> BoundPods.isGpuPod(p, policy), p -> BoundPods.strip(p, policy));
+    // What preemption keeps of each GPU pod (priority, start, gang, labels), as the app feeds it.
+    var facts = new io.gpuadmission.preemption.PodFactsIndex(() -> policy, ledger);
     for (int n = 0; n < nodes; n++) {
       var node = node(n);
       nodeStore.put(nodeStore.getKey(node), node);
@@ -40,6 +43,7 @@ public final class LedgerHeapBench {
       podStore.put(podStore.getKey(pod), pod);
       if (p < gpuPods) {
         GpuAnnotations.claimOf(pod).ifPresent(ledger::confirm);
+        facts.current(pod);
       }
     }
     var afterPods = used();

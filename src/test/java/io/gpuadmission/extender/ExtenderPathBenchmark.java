@@ -67,7 +67,7 @@ public class ExtenderPathBenchmark {
     var gangs = new io.gpuadmission.gang.GangRegistry(policies::current);
     var gate = new io.gpuadmission.gang.GangGate(
         gangs, new io.gpuadmission.gang.GangPlanning(decider, ledger, java.util.List::of, gangs), policies::current, java.time.Duration.ofSeconds(60));
-    service = new ExtenderService(decider, gate, policies, ledger);
+    service = Services.withoutPreemption(decider, gate, policies, ledger);
   }
 
   /** The cluster of {@code bench/ExtenderBenchCluster}, straight into a ledger. */

@@ -9,8 +9,8 @@ import java.util.Set;
 
 /**
  * The contract every extender answer keeps, judged from the request and the answer alone: a 200
- * with a well-formed ExtenderFilterResult, HostPriorityList or ExtenderBindingResult that names
- * only nodes the request offered; a 400 with a reason; a 413 with a reason for a body over the
+ * with a well-formed ExtenderFilterResult, HostPriorityList, ExtenderPreemptionResult or
+ * ExtenderBindingResult that names only nodes the request offered; a 400 with a reason; a 413 with a reason for a body over the
  * limit. Returns the outcome's name; throws on a broken contract.
  */
 final class ExtenderAnswerCheck {
@@ -38,6 +38,7 @@ final class ExtenderAnswerCheck {
     return switch (verb) {
       case "filter" -> filterResult(tree, offered(sent));
       case "prioritize" -> priorities(tree, offered(sent));
+      case "preempt" -> preemptionResult(tree, sent);
       default -> {
         require(tree.path("Error").isTextual() && tree.size() == 1, "not an ExtenderBindingResult: " + tree);
         yield tree.path("Error").asText().isEmpty() ? "200 bound" : "200 bind error";
@@ -64,6 +65,48 @@ final class ExtenderAnswerCheck {
     named.removeIf(name -> offered.contains(name) || offeredAsNumber(name, offered));
     require(named.isEmpty(), "answer names nodes not offered: " + named + " vs " + offered);
     return outcome;
+  }
+
+  /**
+   * ExtenderPreemptionResult: only nodes kube-scheduler proposed, each with at least one victim
+   * (kube-scheduler refuses a node answered with none), every victim it named still among them.
+   */
+  private static String preemptionResult(JsonNode result, JsonNode request) {
+    require(result.isObject() && result.size() == 1 && result.path("NodeNameToMetaVictims").isObject(),
+        "not an ExtenderPreemptionResult: " + result);
+    var proposed = new java.util.HashMap<String, Set<String>>();
+    request.properties().forEach(e -> {
+      if (e.getKey().equalsIgnoreCase("NodeNameToMetaVictims") || e.getKey().equalsIgnoreCase("NodeNameToVictims")
+          || e.getKey().equalsIgnoreCase("nodeToVictims")) {
+        e.getValue().properties().forEach(node -> {
+          var uids = new HashSet<String>();
+          node.getValue().properties().forEach(f -> {
+            if (f.getKey().equalsIgnoreCase("Pods")) {
+              f.getValue().forEach(p -> p.properties().forEach(k -> {
+                if (k.getKey().equalsIgnoreCase("UID")) {
+                  uids.add(k.getValue().asText());
+                } else if (k.getKey().equalsIgnoreCase("metadata")) {
+                  uids.add(k.getValue().path("uid").asText());
+                }
+              }));
+            }
+          });
+          proposed.merge(node.getKey(), uids, (a, b) -> {
+            a.addAll(b);
+            return a;
+          });
+        });
+      }
+    });
+    result.path("NodeNameToMetaVictims").properties().forEach(node -> {
+      require(proposed.containsKey(node.getKey()) || offeredAsNumber(node.getKey(), proposed.keySet()), "node not proposed: " + node.getKey());
+      var answered = new HashSet<String>();
+      node.getValue().path("Pods").forEach(p -> answered.add(p.path("UID").asText()));
+      require(!answered.isEmpty(), "a node with no victims: " + node);
+      var named = proposed.getOrDefault(node.getKey(), Set.of());
+      require(answered.containsAll(named), "kube-scheduler's victims dropped on " + node.getKey() + ": " + named + " vs " + answered);
+    });
+    return result.path("NodeNameToMetaVictims").isEmpty() ? "200 preempt none" : "200 preempt";
   }
 
   private static String priorities(JsonNode list, Set<String> offered) {

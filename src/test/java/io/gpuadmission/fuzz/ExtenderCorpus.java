@@ -15,9 +15,11 @@ import java.util.stream.Stream;
 /**
  * The real extender requests the fuzzer starts from: kube-scheduler's ExtenderArgs fixtures (Go
  * keys with NodeNames, lower-case keys with Node objects), ExtenderArgs around every pod fixture,
- * and ExtenderBindingArgs for pods that do not exist (a fuzzed bind must not move a real pod).
+ * ExtenderPreemptionArgs around every pod fixture (victims by UID on every fixture node, and whole
+ * victim pods under old lower-case keys), and ExtenderBindingArgs for pods that do not exist (a
+ * fuzzed bind must not move a real pod).
  */
-record ExtenderCorpus(List<JsonNode> args, List<JsonNode> bindings) {
+record ExtenderCorpus(List<JsonNode> args, List<JsonNode> bindings, List<JsonNode> preemptions) {
 
   static ExtenderCorpus load() {
     var nodeNamesArgs = Fixtures.jsonTree(Fixtures.path("extender/filter-args-node-names.json"));
@@ -33,7 +35,25 @@ record ExtenderCorpus(List<JsonNode> args, List<JsonNode> bindings) {
       binding.put("PodName", "fuzz-absent").put("PodNamespace", "fuzz-absent").put("PodUID", "0f0e0d0c").put("Node", node.asText());
       bindings.add(binding);
     }
-    return new ExtenderCorpus(List.copyOf(args), List.copyOf(bindings));
+    var preemptions = new ArrayList<JsonNode>();
+    for (var pod : podFixtures()) {
+      var meta = KubernetesJson.mapper().createObjectNode();
+      meta.set("Pod", pod);
+      var victims = meta.putObject("NodeNameToMetaVictims");
+      var whole = KubernetesJson.mapper().createObjectNode();
+      whole.set("pod", pod);
+      var pods = whole.putObject("nodeToVictims");
+      for (var node : nodeNamesArgs.path("NodeNames")) {
+        var entry = victims.putObject(node.asText());
+        entry.putArray("Pods").addObject().put("UID", "fuzz-victim-" + node.asText());
+        entry.put("NumPDBViolations", 0);
+        var victim = pods.putObject(node.asText()).put("numPDBViolations", 1).putArray("pods").addObject();
+        victim.putObject("metadata").put("name", "fuzz-victim").put("namespace", "fuzz-absent").put("uid", "fuzz-victim-" + node.asText());
+      }
+      preemptions.add(meta);
+      preemptions.add(whole);
+    }
+    return new ExtenderCorpus(List.copyOf(args), List.copyOf(bindings), List.copyOf(preemptions));
   }
 
   private static List<JsonNode> podFixtures() {

@@ -8,13 +8,13 @@ import java.util.Arrays;
 
 /** One generated extender request: the verb it goes to, its body and how it was made. */
 record ExtenderFuzzCase(String verb, String how, byte[] body) {
-  private static final String[] VERBS = {"filter", "prioritize", "bind"};
+  private static final String[] VERBS = {"filter", "prioritize", "bind", "preempt"};
 
   /** The {@code index}-th case of a run: mostly damaged real requests, some noise, a few of nearly 3 MiB. */
   static ExtenderFuzzCase next(JsonFuzzer fuzzer, ExtenderCorpus corpus, int index) {
     var random = fuzzer.random();
     var verb = VERBS[index % VERBS.length];
-    var pool = verb.equals("bind") ? corpus.bindings() : corpus.args();
+    var pool = verb.equals("bind") ? corpus.bindings() : verb.equals("preempt") ? corpus.preemptions() : corpus.args();
     var base = pool.get(random.nextInt(pool.size())).deepCopy();
     if (index % 500 == 499) {
       return huge(verb, base);

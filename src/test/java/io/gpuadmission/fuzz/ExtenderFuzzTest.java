@@ -25,8 +25,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Property: whatever the body and content type, every extender endpoint (filter, prioritize, bind
- * under /extender and /gpushare-scheduler) answers over HTTPS with a well-formed result or a 400
+ * Property: whatever the body and content type, every extender endpoint (filter, prioritize,
+ * preempt, bind under /extender and /gpushare-scheduler) answers over HTTPS with a well-formed result or a 400
  * with a reason (over 3 MiB, a 413 with a reason); never a 5xx, never a hang. The app watches the
  * fixture cluster, so filter and prioritize judge real nodes, and binds reach the API server.
  * {@code -Dfuzz.extender-tries=N} sets the volume (the nightly profile raises it), {@code
@@ -75,7 +75,8 @@ class ExtenderFuzzTest {
     System.out.printf("extender fuzz seed %d: %d cases, outcomes %s%n", SEED, TRIES, outcomes);
     assertThat(failures).as("contract broken (replay with -Dfuzz.seed=%d)", SEED).isEmpty();
     assertThat(outcomes.keySet()).as("the generator reaches every kind of answer")
-        .contains("filter 400", "filter 200 filter", "prioritize 400", "prioritize 200 prioritize", "bind 400", "bind 200 bind error");
+        .contains("filter 400", "filter 200 filter", "prioritize 400", "prioritize 200 prioritize", "bind 400", "bind 200 bind error",
+            "preempt 400", "preempt 200 preempt");
   }
 
   /**

@@ -124,6 +124,17 @@ class LeastPrivilegeTest {
     given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(KubernetesJson.mapper().writeValueAsString(args))
         .post("/extender/bind").then().statusCode(200).body("Error", org.hamcrest.Matchers.equalTo(""));
 
+    // Preemption on the GPUs: a low-priority pod holds 8 of the M40's 11 GiB, a high-priority pod
+    // asks 6. Filter refuses the node; the leader marks the victim, deletes it, nominates the node.
+    var low = test.resource(preemptionPod("low-m40", 0, 8, "cn-beijing.i-2ze8o1a45qdv5q8a7luz")).create();
+    var high = test.resource(preemptionPod("high-m40", 1000, 6, null)).create();
+    await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claim(low.getMetadata().getUid()).isPresent());
+    var filterArgs = "{\"Pod\":" + KubernetesJson.mapper().writeValueAsString(high) + ",\"NodeNames\":[\"cn-beijing.i-2ze8o1a45qdv5q8a7luz\"]}";
+    given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(filterArgs)
+        .post("/extender/filter").then().statusCode(200).body("NodeNames", org.hamcrest.Matchers.empty());
+    await().atMost(Duration.ofSeconds(15)).until(() -> test.pods().inNamespace("default").withName("low-m40").get() == null
+        && "cn-beijing.i-2ze8o1a45qdv5q8a7luz".equals(test.pods().inNamespace("default").withName("high-m40").get().getStatus().getNominatedNodeName()));
+
     // A gang: its plan written on both members, an Event on each in their own namespace.
     for (var role : List.of("master", "worker")) {
       test.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("extender/gang-" + role + ".yaml")), Pod.class)).create();
@@ -163,6 +174,18 @@ class LeastPrivilegeTest {
   private KubernetesClient markedClient() {
     var config = new ConfigBuilder(server.getClient().getConfiguration()).withCustomHeaders(Map.of(MARK, "1")).build();
     return new KubernetesClientBuilder().withConfig(config).build();
+  }
+
+  /** A share pod of {@code gib} GiB and {@code priority}, bound with its GPU annotations when {@code node} is set. */
+  private static Pod preemptionPod(String name, int priority, int gib, String node) {
+    var pod = new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata().withName(name).withNamespace("default").endMetadata()
+        .withNewSpec().withPriority(priority).withNodeName(node).addNewContainer().withName("c").withImage("cuda")
+        .withNewResources().addToLimits("aliyun.com/gpu-mem", new io.fabric8.kubernetes.api.model.Quantity(Integer.toString(gib)))
+        .endResources().endContainer().endSpec().withNewStatus().withPhase(node == null ? "Pending" : "Running").endStatus().build();
+    if (node != null) {
+      pod.getMetadata().setAnnotations(io.gpuadmission.placement.GpuAnnotations.share(0, gib, 11, java.time.Instant.now()));
+    }
+    return pod;
   }
 
   private static io.fabric8.kubernetes.api.model.ConfigMap policy(String yaml) {

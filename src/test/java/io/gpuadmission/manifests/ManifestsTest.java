@@ -146,7 +146,9 @@ class ManifestsTest {
 
     assertThat(config.path("kind").asText()).isEqualTo("KubeSchedulerConfiguration");
     assertThat(extender.path("urlPrefix").asText()).isEqualTo("https://127.0.0.1:" + service.getSpec().getPorts().get(0).getNodePort() + "/extender");
-    assertThat(List.of("filterVerb", "prioritizeVerb", "bindVerb")).extracting(k -> extender.path(k).asText()).containsExactly("filter", "prioritize", "bind");
+    assertThat(List.of("filterVerb", "prioritizeVerb", "preemptVerb", "bindVerb")).extracting(k -> extender.path(k).asText())
+        .containsExactly("filter", "prioritize", "preempt", "bind")
+        .containsExactlyInAnyOrderElementsOf(ExtenderVerbs.served());
     assertThat(extender.path("nodeCacheCapable").asBoolean()).isTrue();
     assertThat(extender.path("enableHTTPS").asBoolean()).isTrue();
     assertThat(extender.path("managedResources").findValuesAsText("name")).containsExactly("aliyun.com/gpu-mem", "aliyun.com/gpu", "nvidia.com/gpu");

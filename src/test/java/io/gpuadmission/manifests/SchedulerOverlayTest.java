@@ -26,9 +26,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * with the service's CA, its RBAC is upstream's, and the policy sends GPU pods to it.
  */
 class SchedulerOverlayTest {
-  /** The paths the extender endpoints serve (same server, same TLS as the webhook). */
-  private static final List<String> EXTENDER_PATHS =
-      List.of("/extender/filter", "/extender/prioritize", "/extender/bind");
 
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"manifests/scheduler", "combined"})
@@ -52,13 +49,16 @@ class SchedulerOverlayTest {
     var serverName = extender.path("tlsConfig").path("serverName").asText().split("\\.");
     assertThat(serverName).hasSize(3).endsWith("svc");
     assertServicePortReachesHttps(objects, (Service) find(objects, "Service", serverName[1], serverName[0]), url.getPort());
+    // Every verb the extender serves, preempt included, and each on its path under /extender.
     assertThat(
             List.of(
                 extender.path("filterVerb").asText(),
                 extender.path("prioritizeVerb").asText(),
+                extender.path("preemptVerb").asText(),
                 extender.path("bindVerb").asText()))
-        .map(verb -> url.getPath() + "/" + verb)
-        .containsExactlyElementsOf(EXTENDER_PATHS);
+        .containsExactly("filter", "prioritize", "preempt", "bind")
+        .containsExactlyInAnyOrderElementsOf(ExtenderVerbs.served());
+    assertThat(url.getPath()).isEqualTo("/extender");
     assertThat(extender.path("enableHTTPS").asBoolean()).isTrue();
     assertThat(extender.path("nodeCacheCapable").asBoolean()).isTrue();
     assertThat(extender.path("ignorable").asBoolean(true)).isFalse();

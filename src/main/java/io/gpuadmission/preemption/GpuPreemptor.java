@@ -1,0 +1,301 @@
+package io.gpuadmission.preemption;
+
+import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.PodConditionBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.gpuadmission.cluster.ClusterEvents;
+import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.placement.GpuAsk;
+import io.gpuadmission.placement.NodeEligibility;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.LeaderGate;
+import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.policy.GpuPolicy;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.jboss.logging.Logger;
+
+/**
+ * Preemption for what kube-scheduler cannot see: a pod refused only because no single GPU has room,
+ * on nodes whose totals kube-scheduler finds large enough. There kube-scheduler's own preemption
+ * removes every lower-priority pod, sees the pod fit by its totals, puts every pod back and finds no
+ * victim ({@code preemption: expected at least one victim pod on node ...}), so it never calls the
+ * extender's preempt verb. The placement leader then does what kube-scheduler's preemption would:
+ * it picks the victims on the GPUs ({@link PreemptionSearch}, over the nodes kube-scheduler's own
+ * filters passed), marks each with the condition kube-scheduler writes ({@code DisruptionTarget},
+ * reason {@code PreemptionByScheduler}), deletes it, and nominates the node in the pod's {@code
+ * status.nominatedNodeName}. kube-scheduler keeps that nomination (its queue reads it from the pod),
+ * counts the pod on that node for pods of lower priority, and does not preempt again for the pod
+ * while those victims terminate ({@code PodEligibleToPreemptOthers}).
+ *
+ * <p>It waits {@link Timing#delay} after filter refused every node, for kube-scheduler's own
+ * preemption of the same scheduling cycle: if that calls the preempt verb with candidates of its own
+ * (nodes its filters refused), kube-scheduler preempts there and this does nothing; if the verb
+ * drops them all, this acts at once. Only the Lease holder acts, inside its {@link LeaderGate}.
+ */
+public final class GpuPreemptor implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(GpuPreemptor.class);
+
+  /**
+   * How long to wait for kube-scheduler's own preemption after a refusal, and how long a
+   * preemption of this replica counts as in progress before the informer shows its victims.
+   */
+  public record Timing(Duration delay, Duration holdFor) {}
+
+  /** A refused pod waiting for its attempt. */
+  private record Pending(String namespace, String name, List<String> nodes, ScheduledFuture<?> attempt) {}
+
+  /** A preemption this replica made: its victims and when. */
+  private record Made(List<String> victims, Instant at) {}
+
+  private final KubernetesClient client;
+  private final PreemptionSearch search;
+  private final PlacementDecider decider;
+  private final GpuLedger ledger;
+  private final PodFactsIndex pods;
+  private final LeaderGate gate;
+  private final Supplier<GpuPolicy> policies;
+  private final Clock clock;
+  private final Timing timing;
+  private final PreemptionMetrics metrics;
+  private final Map<String, Pending> pending = new ConcurrentHashMap<>();
+  private final Map<String, Made> made = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "gpu-preemption"));
+
+  public GpuPreemptor(
+      KubernetesClient client,
+      PreemptionSearch search,
+      PlacementDecider decider,
+      GpuLedger ledger,
+      PodFactsIndex pods,
+      LeaderGate gate,
+      Supplier<GpuPolicy> policies,
+      Clock clock,
+      Timing timing,
+      PreemptionMetrics metrics) {
+    this.client = client;
+    this.search = search;
+    this.decider = decider;
+    this.ledger = ledger;
+    this.pods = pods;
+    this.gate = gate;
+    this.policies = policies;
+    this.clock = clock;
+    this.timing = timing;
+    this.metrics = metrics;
+  }
+
+  /**
+   * Filter refused every node for {@code pod}; {@code nodes} are those where evicting pods could
+   * make room (kube-scheduler's own filters passed them). On the leader, an attempt follows after
+   * {@link Timing#delay} unless kube-scheduler's preemption takes the pod first.
+   */
+  public void refused(Pod pod, List<String> nodes) {
+    var uid = pod.getMetadata().getUid();
+    if (!gate.leading() || uid == null || nodes.isEmpty() || PreemptionRules.neverPreempts(pod)) {
+      return;
+    }
+    pending.compute(uid, (key, old) -> {
+      if (old != null) {
+        return new Pending(old.namespace(), old.name(), List.copyOf(nodes), old.attempt());
+      }
+      try {
+        var attempt = loop.schedule(() -> attempt(uid), timing.delay().toMillis(), TimeUnit.MILLISECONDS);
+        return new Pending(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), List.copyOf(nodes), attempt);
+      } catch (RejectedExecutionException closing) {
+        return null;
+      }
+    });
+  }
+
+  /** kube-scheduler's preemption found candidates it will act on for this pod: nothing to do here. */
+  public void kubeSchedulerPreempts(String uid) {
+    var waiting = pending.remove(uid);
+    if (waiting != null) {
+      waiting.attempt().cancel(false);
+    }
+  }
+
+  /** kube-scheduler's preemption found no candidate it can use for this pod: attempt now. */
+  public void kubeSchedulerCannot(String uid) {
+    var waiting = pending.get(uid);
+    if (waiting != null && waiting.attempt().cancel(false)) {
+      try {
+        loop.execute(() -> attempt(uid));
+      } catch (RejectedExecutionException closing) {
+        pending.remove(uid);
+      }
+    }
+  }
+
+  /**
+   * True while a preemption for this pod is under way: this replica's, until the informer shows its
+   * victims going, or any scheduler's, while lower-priority pods it marked are still terminating on
+   * the node the pod is nominated to (kube-scheduler's own test).
+   */
+  public boolean inProgress(Pod pod) {
+    var uid = pod.getMetadata().getUid();
+    var mine = uid == null ? null : made.get(uid);
+    if (mine != null && clock.instant().isBefore(mine.at().plus(timing.holdFor()))
+        && mine.victims().stream().anyMatch(victim -> pods.facts(victim).filter(f -> !f.terminating()).isPresent())) {
+      return true;
+    }
+    return PreemptionRules.victimsTerminating(pod, pods, ledger);
+  }
+
+  private void attempt(String uid) {
+    var waiting = pending.remove(uid);
+    if (waiting == null) {
+      return;
+    }
+    try {
+      gate.whileLeading(() -> preempt(uid, waiting));
+    } catch (RuntimeException e) {
+      metrics.record("error");
+      LOG.warnf(e, "preemption for pod %s/%s failed", waiting.namespace(), waiting.name());
+    }
+  }
+
+  private boolean preempt(String uid, Pending waiting) {
+    var pod = client.pods().inNamespace(waiting.namespace()).withName(waiting.name()).get();
+    if (pod == null || !uid.equals(pod.getMetadata().getUid()) || pod.getMetadata().getDeletionTimestamp() != null
+        || (pod.getSpec() != null && pod.getSpec().getNodeName() != null && !pod.getSpec().getNodeName().isEmpty())) {
+      return false;
+    }
+    if (PreemptionRules.neverPreempts(pod) || inProgress(pod)) {
+      return false;
+    }
+    var ask = GpuAsk.of(pod, policies.get());
+    if (ask.kind() == GpuAsk.Kind.NONE || !decider.filter(ask, NodeEligibility.of(pod, policies.get()), waiting.nodes(), pods, PodFacts.priority(pod), uid).passed().isEmpty()) {
+      return false; // it fits now: kube-scheduler places it at its next attempt
+    }
+    var preemptor = new PreemptionSearch.Preemptor(uid, waiting.namespace() + "/" + waiting.name(), PodFacts.priority(pod), ask);
+    Optional<NodeVictims> best = Optional.empty();
+    for (var node : waiting.nodes()) {
+      var candidate = search.onNode(preemptor, node, Set.of()).filter(v -> !v.victims().isEmpty());
+      if (candidate.isPresent() && (best.isEmpty() || NodeVictims.BETTER_FIRST.compare(candidate.get(), best.get()) < 0)) {
+        best = candidate;
+      }
+    }
+    if (best.isEmpty()) {
+      metrics.record("no_victims");
+      LOG.debugf("no victims free a GPU for %s (%s) on the %d nodes it could run on", preemptor.pod(), ask, waiting.nodes().size());
+      return false;
+    }
+    execute(pod, preemptor, best.get());
+    return true;
+  }
+
+  private void execute(Pod pod, PreemptionSearch.Preemptor preemptor, NodeVictims chosen) {
+    var node = chosen.node();
+    var now = clock.instant();
+    made.values().removeIf(m -> !now.isBefore(m.at().plus(timing.holdFor())));
+    made.put(preemptor.uid(), new Made(chosen.victims().stream().map(Victim::uid).toList(), now));
+    var scheduler = pod.getSpec() == null || pod.getSpec().getSchedulerName() == null ? "default-scheduler" : pod.getSpec().getSchedulerName();
+    var names = new ArrayList<String>();
+    for (var victim : chosen.victims()) {
+      names.add(victim.facts().pod());
+      if (!victim.facts().terminating()) {
+        evict(victim.facts(), pod, scheduler, node);
+      }
+    }
+    nominate(pod, node);
+    var what = "GPU" + (chosen.gpus().size() == 1 ? " " : "s ") + GpuAnnotations.join(chosen.gpus());
+    publish(pod, "Normal", "Preempting",
+        "preempted " + String.join(", ", names) + " on node " + node + " to free " + what + " for this pod (" + preemptor.ask()
+            + "); nominated to " + node + " (kube-scheduler counts GPU memory per node and found no victims there)");
+    metrics.record("preempted");
+    metrics.victims(chosen.victims().size());
+    LOG.infof("preempted %s on %s (%s) for %s (%s, priority %d)", names, node, what, preemptor.pod(), preemptor.ask(), preemptor.priority());
+  }
+
+  /**
+   * As kube-scheduler's {@code PreemptPod}: the DisruptionTarget condition first (a JSON Patch
+   * that adds it to the pod's conditions, computed by fabric8's edit from the pod as read), then
+   * the delete.
+   */
+  private void evict(PodFacts victim, Pod preemptor, String scheduler, String node) {
+    var condition =
+        new PodConditionBuilder()
+            .withType(PodFacts.DISRUPTION_TARGET)
+            .withStatus("True")
+            .withReason(PodFacts.PREEMPTION_BY_SCHEDULER)
+            .withMessage(scheduler + ": preempting to accommodate a higher priority pod")
+            .withLastTransitionTime(DateTimeFormatter.ISO_INSTANT.format(clock.instant().truncatedTo(ChronoUnit.SECONDS)))
+            .build();
+    var pods = client.pods().inNamespace(victim.namespace()).withName(victim.name());
+    try {
+      pods.editStatus(pod -> {
+        if (!victim.uid().equals(pod.getMetadata().getUid())) {
+          throw new IllegalStateException("recreated");
+        }
+        var conditions = new ArrayList<PodCondition>();
+        if (pod.getStatus().getConditions() != null) {
+          pod.getStatus().getConditions().stream().filter(c -> !PodFacts.DISRUPTION_TARGET.equals(c.getType())).forEach(conditions::add);
+        }
+        conditions.add(condition);
+        pod.getStatus().setConditions(conditions);
+        return pod;
+      });
+      pods.delete();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 404) {
+        throw e;
+      }
+      return; // gone already
+    } catch (IllegalStateException recreated) {
+      return; // a new pod under the victim's name: not the one chosen
+    }
+    publish(victim, "Normal", "Preempted",
+        "Preempted by pod " + preemptor.getMetadata().getUid() + " (" + preemptor.getMetadata().getNamespace() + "/"
+            + preemptor.getMetadata().getName() + ") on node " + node);
+  }
+
+  private void nominate(Pod pod, String node) {
+    var status = client.getKubernetesSerialization().asJson(Map.of("status", Map.of("nominatedNodeName", node)));
+    client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
+        .subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), status);
+  }
+
+  private void publish(Pod pod, String type, String reason, String message) {
+    publish(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), type, reason, message);
+  }
+
+  private void publish(PodFacts pod, String type, String reason, String message) {
+    publish(pod.namespace(), pod.name(), pod.uid(), type, reason, message);
+  }
+
+  private void publish(String namespace, String name, String uid, String type, String reason, String message) {
+    var about = new ObjectReferenceBuilder().withApiVersion("v1").withKind("Pod").withNamespace(namespace).withName(name).withUid(uid).build();
+    try {
+      ClusterEvents.publish(client, clock.instant(), about, type, reason, message);
+    } catch (RuntimeException e) {
+      LOG.debugf("could not publish Event %s on %s/%s: %s", reason, namespace, name, e.getMessage());
+    }
+  }
+
+  @Override
+  public void close() {
+    loop.shutdownNow();
+  }
+}

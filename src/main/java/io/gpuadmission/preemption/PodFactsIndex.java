@@ -1,0 +1,114 @@
+package io.gpuadmission.preemption;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.placement.GpuAsk;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.Nominations;
+import java.util.Comparator;
+import io.gpuadmission.policy.GpuPolicy;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * The {@link PodFacts} of every GPU pod, kept from the pod informer (the stream the GPU ledger
+ * reads), by UID, by gang and, for pending pods, by the node they are nominated to: preemption
+ * reads a victim's priority and gang here (and the GPUs it holds from the ledger), filter and bind
+ * the {@link Nominations}. Every replica keeps the same index.
+ */
+public final class PodFactsIndex implements Nominations {
+  private final Supplier<GpuPolicy> policies;
+  private final Map<String, PodFacts> byUid = new ConcurrentHashMap<>();
+  private final Map<String, Set<String>> byGang = new ConcurrentHashMap<>();
+  /** Pending pods nominated to each node: filter holds their GPUs there for pods of no higher priority. */
+  private final Map<String, Map<String, PodFacts>> nominated = new ConcurrentHashMap<>();
+
+  private final GpuLedger ledger;
+
+  /** {@code ledger}: a nominated pod that already holds GPUs there (a bind in progress, a gang plan) holds nothing more. */
+  public PodFactsIndex(Supplier<GpuPolicy> policies, GpuLedger ledger) {
+    this.policies = policies;
+    this.ledger = ledger;
+  }
+
+  /** A GPU pod as it is now; a finished one is forgotten, as the ledger frees its GPUs. */
+  public void current(Pod pod) {
+    if (pod.getMetadata() == null || pod.getMetadata().getUid() == null) {
+      return;
+    }
+    if (GpuAnnotations.finished(pod)) {
+      gone(pod);
+      return;
+    }
+    put(PodFacts.of(pod, policies.get()));
+  }
+
+  public void gone(Pod pod) {
+    if (pod.getMetadata() != null && pod.getMetadata().getUid() != null) {
+      remove(pod.getMetadata().getUid());
+    }
+  }
+
+  /** Reads every pod again (the policy's job labels changed, so gangs may have too). */
+  public void replaceAll(List<Pod> pods) {
+    byUid.clear();
+    byGang.clear();
+    nominated.clear();
+    pods.forEach(this::current);
+  }
+
+  public synchronized void put(PodFacts facts) {
+    remove(facts.uid());
+    byUid.put(facts.uid(), facts);
+    facts.gang().ifPresent(g -> byGang.computeIfAbsent(g, k -> ConcurrentHashMap.newKeySet()).add(facts.uid()));
+    if (facts.nominatedPending() && facts.ask().kind() != GpuAsk.Kind.NONE) {
+      nominated.computeIfAbsent(facts.nominated(), k -> new ConcurrentHashMap<>()).put(facts.uid(), facts);
+    }
+  }
+
+  /** Most important first (priority, then UID for a stable order), as kube-scheduler adds them. */
+  @Override
+  public List<GpuAsk> heldOn(String node, int priority, String exceptUid) {
+    var here = nominated.get(node);
+    if (here == null) {
+      return List.of();
+    }
+    return here.values().stream()
+        .filter(f -> f.priority() >= priority && !f.uid().equals(exceptUid) && ledger.claim(f.uid()).isEmpty())
+        .sorted(Comparator.comparingInt((PodFacts f) -> -f.priority()).thenComparing(PodFacts::uid))
+        .map(PodFacts::ask)
+        .toList();
+  }
+
+  public Optional<PodFacts> facts(String uid) {
+    return Optional.ofNullable(byUid.get(uid));
+  }
+
+  /** Every pod of a gang the index knows, bound or not. */
+  public List<PodFacts> gang(String gang) {
+    return byGang.getOrDefault(gang, Set.of()).stream().map(byUid::get).filter(f -> f != null).toList();
+  }
+
+  private synchronized void remove(String uid) {
+    var old = byUid.remove(uid);
+    if (old != null && old.nominatedPending()) {
+      nominated.computeIfPresent(old.nominated(), (node, pods) -> {
+        pods.remove(uid);
+        return pods.isEmpty() ? null : pods;
+      });
+    }
+    if (old != null && old.gang().isPresent()) {
+      var members = byGang.get(old.gang().get());
+      if (members != null) {
+        members.remove(uid);
+        if (members.isEmpty()) {
+          byGang.remove(old.gang().get());
+        }
+      }
+    }
+  }
+}

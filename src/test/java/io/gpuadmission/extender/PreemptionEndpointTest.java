@@ -1,0 +1,248 @@
+package io.gpuadmission.extender;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.KubernetesList;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.cluster.ClusterFixtures;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.LeaderGate;
+import io.gpuadmission.preemption.PodFactsIndex;
+import io.gpuadmission.support.Fixtures;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import io.restassured.http.ContentType;
+import jakarta.inject.Inject;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URL;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 22, item 5, through the extender's HTTPS API as kube-scheduler calls it, on the mock API
+ * server: six low-priority 12 GiB pods, one on each 16 GiB GPU of three nodes, and a
+ * {@code priorityClassName: high} pod asking 8 GiB. kube-scheduler sees 8 GiB free on every node,
+ * so its own preemption finds no victims and never calls the preempt verb; the placement leader
+ * preempts on the GPUs. Where kube-scheduler does call the verb, its victims are made right.
+ */
+@QuarkusTest
+@WithKubernetesTestServer(crud = true, setup = ClusterFixtures.class)
+class PreemptionEndpointTest {
+  private static final String NS = "prio";
+  private static final List<String> NODES = List.of("share-a", "share-b", "share-c");
+
+  @TestHTTPResource(value = "/", tls = true)
+  URL base;
+
+  @Inject KubernetesClient client;
+  @Inject GpuLedger ledger;
+  @Inject LeaderGate gate;
+  @Inject PodFactsIndex facts;
+
+  @BeforeEach
+  void sixLowPodsFillEveryGpu() {
+    client.resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).createOr(existing -> existing.update());
+    for (var file : List.of("preemption/nodes.yaml", "preemption/low-pods.yaml")) {
+      for (HasMetadata item : list(file).getItems()) {
+        client.resource(item).createOr(existing -> existing.update());
+      }
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> NODES.stream().allMatch(n -> ledger.claimsOn(n).size() == 2));
+    await().atMost(Duration.ofSeconds(20)).until(gate::leading);
+  }
+
+  @AfterEach
+  void removeEverything() {
+    for (var pod : client.pods().inNamespace(NS).list().getItems()) {
+      letGo(pod.getMetadata().getName());
+      client.pods().inNamespace(NS).withName(pod.getMetadata().getName()).delete();
+    }
+    NODES.forEach(n -> client.nodes().withName(n).delete());
+    await().atMost(Duration.ofSeconds(10)).until(() -> client.pods().inNamespace(NS).list().getItems().isEmpty()
+        && NODES.stream().allMatch(n -> ledger.claimsOn(n).isEmpty() && ledger.view(n).isEmpty()));
+  }
+
+  @Test
+  void theLeaderPreemptsTheYoungestLowPodOnTheGpusAndTheHighPodBindsThere() {
+    var high = create("preemption/pod-high-8g.yaml");
+
+    // kube-scheduler's filter: every node refused, and eviction could help on each.
+    var refused = json(post("/extender/filter", args(high)));
+    assertThat(refused.path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(refused.path("FailedNodes"))
+        .isEqualTo(json("{\"share-a\":\"largest free GPU has 4GiB of aliyun.com/gpu-mem, pod needs 8GiB\","
+            + "\"share-b\":\"largest free GPU has 4GiB of aliyun.com/gpu-mem, pod needs 8GiB\","
+            + "\"share-c\":\"largest free GPU has 4GiB of aliyun.com/gpu-mem, pod needs 8GiB\"}"));
+
+    // kube-scheduler's own preemption finds no victims and calls no preempt verb: the leader acts.
+    await().atMost(Duration.ofSeconds(10)).until(() -> pod("low-5").getMetadata().getDeletionTimestamp() != null
+        && pod("high-8g").getStatus().getNominatedNodeName() != null);
+    var victim = pod("low-5");
+    assertThat(disruptionTarget(victim))
+        .extracting(PodCondition::getStatus, PodCondition::getReason, PodCondition::getMessage)
+        .containsExactly("True", "PreemptionByScheduler", "gpu-scheduler: preempting to accommodate a higher priority pod");
+    assertThat(pod("high-8g").getStatus().getNominatedNodeName()).isEqualTo("share-c");
+    for (var other : List.of("low-0", "low-1", "low-2", "low-3", "low-4")) {
+      assertThat(pod(other).getMetadata().getDeletionTimestamp()).as(other).isNull();
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> events("low-5").contains("Preempted: Preempted by pod " + high.getMetadata().getUid() + " (prio/high-8g) on node share-c")
+        && events("high-8g").contains("Preempting: preempted prio/low-5 on node share-c to free GPU 1 for this pod (8GiB of one GPU); nominated to share-c"
+            + " (kube-scheduler counts GPU memory per node and found no victims there)"));
+
+    // While low-5 terminates the next cycle is refused again, and nothing more is preempted.
+    assertThat(json(post("/extender/filter", args(pod("high-8g")))).path("NodeNames").toString()).isEqualTo("[]");
+    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
+        .until(() -> client.pods().inNamespace(NS).list().getItems().stream().filter(p -> p.getMetadata().getDeletionTimestamp() != null).count() == 1);
+
+    // The kubelet lets low-5 go: its GPU is free, the pod fits there only, and binds to GPU 1.
+    letGo("low-5");
+    await().atMost(Duration.ofSeconds(10)).until(() -> client.pods().inNamespace(NS).withName("low-5").get() == null && ledger.claimsOn("share-c").size() == 1);
+    // Until the pod binds, the freed GPU is held for it (kube-scheduler counts it on share-c for
+    // pods of no higher priority): a less important 12 GiB pod finds 8 GiB there.
+    await().atMost(Duration.ofSeconds(5)).until(() -> "share-c".equals(facts.facts(high.getMetadata().getUid()).orElseThrow().nominated()));
+    var mid = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("preemption/pod-high-8g.yaml")), Pod.class);
+    mid.getMetadata().setName("mid-12g");
+    mid.getSpec().setPriority(500);
+    mid.getSpec().setPreemptionPolicy("Never");
+    mid.getSpec().getContainers().get(0).getResources().getLimits().put("aliyun.com/gpu-mem", new io.fabric8.kubernetes.api.model.Quantity("12"));
+    assertThat(json(post("/extender/filter", args(client.resource(mid).create()))).path("FailedNodes").path("share-c").asText())
+        .isEqualTo("largest free GPU has 8GiB of aliyun.com/gpu-mem, pod needs 12GiB");
+    var placed = json(post("/extender/filter", args(pod("high-8g"))));
+    assertThat(placed.path("NodeNames").toString()).isEqualTo("[\"share-c\"]");
+    var bind = Map.of("PodName", "high-8g", "PodNamespace", NS, "PodUID", high.getMetadata().getUid(), "Node", "share-c");
+    assertThat(json(post("/extender/bind", KubernetesJson.mapper().valueToTree(bind).toString()))).isEqualTo(json("{\"Error\":\"\"}"));
+    assertThat(pod("high-8g").getMetadata().getAnnotations()).containsEntry("ALIYUN_COM_GPU_MEM_IDX", "1").containsEntry("ALIYUN_COM_GPU_MEM_POD", "8");
+  }
+
+  @Test
+  void thePreemptVerbAddsTheVictimsThatFreeAGpuToKubeSchedulersAndDropsNodesWithout() {
+    var small = create("preemption/pod-small-share-a.yaml");
+    await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claimsOn("share-a").size() == 3 && facts.facts(small.getMetadata().getUid()).isPresent());
+    var high = create("preemption/pod-high-8g.yaml");
+    // A filter call first (share-b and share-c, which kube-scheduler's own filters passed): the
+    // leader waits for kube-scheduler's preemption of this cycle.
+    assertThat(json(post("/extender/filter", args(high, List.of("share-b", "share-c")))).path("NodeNames").toString()).isEqualTo("[]");
+
+    // kube-scheduler's dry run found victims by node totals on share-a (the 4 GiB pod) and on the
+    // GPU-less cn-beijing.i-cpu-a (a pod it would evict for CPU): ProcessPreemption, nodeCacheCapable.
+    var body = "{\"Pod\":" + KubernetesJson.mapper().valueToTree(high) + ",\"NodeNameToMetaVictims\":{"
+        + "\"share-a\":{\"Pods\":[{\"UID\":\"" + small.getMetadata().getUid() + "\"}],\"NumPDBViolations\":0},"
+        + "\"cn-beijing.i-cpu-a\":{\"Pods\":[{\"UID\":\"cpu-pod-uid\"}],\"NumPDBViolations\":0}}}";
+    var answer = json(post("/extender/preempt", body));
+
+    // share-a keeps kube-scheduler's victim and adds the one pod that frees a GPU (low-1, the younger
+    // of the two 12 GiB pods); the node without GPUs is dropped.
+    assertThat(answer).isEqualTo(json("{\"NodeNameToMetaVictims\":{\"share-a\":{\"Pods\":[{\"UID\":\"" + small.getMetadata().getUid()
+        + "\"},{\"UID\":\"" + pod("low-1").getMetadata().getUid() + "\"}],\"NumPDBViolations\":0}}}"));
+
+    // The same with whole pods (nodeCacheCapable: false) and the lower-case keys of old schedulers.
+    var whole = "{\"pod\":" + KubernetesJson.mapper().valueToTree(high) + ",\"nodeToVictims\":{\"share-a\":{\"pods\":["
+        + KubernetesJson.mapper().valueToTree(pod("small")) + "],\"numPDBViolations\":0}}}";
+    assertThat(json(post("/extender/preempt", whole))).isEqualTo(answer);
+
+    // kube-scheduler preempts on share-a: the leader, told by the verb, preempts nothing itself.
+    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
+        .until(() -> client.pods().inNamespace(NS).list().getItems().stream().noneMatch(p -> p.getMetadata().getDeletionTimestamp() != null));
+  }
+
+  @Test
+  void aPodThatNeverPreemptsEvictsNobody() {
+    var never = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("preemption/pod-high-8g.yaml")), Pod.class);
+    never.getSpec().setPreemptionPolicy("Never");
+    var high = client.resource(never).create();
+
+    assertThat(json(post("/extender/filter", args(high))).path("NodeNames").toString()).isEqualTo("[]");
+    var body = "{\"Pod\":" + KubernetesJson.mapper().valueToTree(high) + ",\"NodeNameToMetaVictims\":{"
+        + "\"share-a\":{\"Pods\":[{\"UID\":\"" + pod("low-0").getMetadata().getUid() + "\"}],\"NumPDBViolations\":0}}}";
+    assertThat(json(post("/extender/preempt", body))).isEqualTo(json("{\"NodeNameToMetaVictims\":{}}"));
+    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
+        .until(() -> client.pods().inNamespace(NS).list().getItems().stream().noneMatch(p -> p.getMetadata().getDeletionTimestamp() != null));
+  }
+
+  @Test
+  void malformedPreemptionArgsGet400WithAReason() {
+    var answer = given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON)
+        .body("{\"NodeNameToMetaVictims\":{}}").post("/extender/preempt").then().statusCode(400).extract().asString();
+    assertThat(json(answer)).isEqualTo(json(
+        "{\"Error\":\"ExtenderPreemptionArgs without a Pod (expected {\\\"Pod\\\": {...}, \\\"NodeNameToMetaVictims\\\": {...}})\"}"));
+    var noUid = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"share-a\":{\"Pods\":[{}]}}}";
+    answer = given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON)
+        .body(noUid).post("/extender/preempt").then().statusCode(400).extract().asString();
+    assertThat(json(answer)).isEqualTo(json("{\"Error\":\"victim 0 on node \\\"share-a\\\" has no UID\"}"));
+  }
+
+  private Pod create(String file) {
+    return client.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path(file)), Pod.class)).create();
+  }
+
+  private Pod pod(String name) {
+    return client.pods().inNamespace(NS).withName(name).get();
+  }
+
+  /** The kubelet's part: the pod's containers stopped, its finalizer goes. */
+  private void letGo(String name) {
+    var pod = pod(name);
+    if (pod != null && pod.getMetadata().getFinalizers() != null && !pod.getMetadata().getFinalizers().isEmpty()) {
+      client.pods().inNamespace(NS).withName(name).edit(p -> {
+        p.getMetadata().setFinalizers(new ArrayList<>());
+        return p;
+      });
+    }
+  }
+
+  private static PodCondition disruptionTarget(Pod pod) {
+    return pod.getStatus().getConditions().stream().filter(c -> "DisruptionTarget".equals(c.getType())).findFirst().orElseThrow();
+  }
+
+  private List<String> events(String name) {
+    return client.v1().events().inNamespace(NS).list().getItems().stream()
+        .filter(e -> name.equals(e.getInvolvedObject().getName()))
+        .map(e -> e.getReason() + ": " + e.getMessage())
+        .toList();
+  }
+
+  /** kube-scheduler's ExtenderArgs (nodeCacheCapable): the pod as the API server has it, the nodes its own filters passed. */
+  private String args(Pod pod) {
+    return args(pod, NODES);
+  }
+
+  private String args(Pod pod, List<String> nodes) {
+    var json = KubernetesJson.mapper().createObjectNode();
+    json.set("Pod", KubernetesJson.mapper().valueToTree(pod));
+    var names = json.putArray("NodeNames");
+    nodes.forEach(names::add);
+    return json.toString();
+  }
+
+  private String post(String path, String body) {
+    return given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(body).post(path)
+        .then().statusCode(200).extract().asString();
+  }
+
+  private static KubernetesList list(String file) {
+    return KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path(file)), KubernetesList.class);
+  }
+
+  private static JsonNode json(String text) {
+    try {
+      return KubernetesJson.mapper().readTree(text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

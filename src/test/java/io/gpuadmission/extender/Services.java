@@ -1,0 +1,38 @@
+package io.gpuadmission.extender;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.gpuadmission.gang.GangGate;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.LeaderGate;
+import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.preemption.CandidateReview;
+import io.gpuadmission.preemption.DisruptionBudgets;
+import io.gpuadmission.preemption.GpuPreemptor;
+import io.gpuadmission.preemption.PodFactsIndex;
+import io.gpuadmission.preemption.PreemptionMetrics;
+import io.gpuadmission.preemption.PreemptionSearch;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+
+/** Extender services built by hand, as PlacementWiring builds them in the app. */
+final class Services {
+  private Services() {}
+
+  /** A service whose preemptor never acts: its gate never leads and it has no cluster. */
+  static ExtenderService withoutPreemption(PlacementDecider decider, GangGate gangs, PolicyStore policies, GpuLedger ledger) {
+    return with(decider, gangs, policies, ledger, new PodFactsIndex(policies::current, ledger), null, new LeaderGate("never-leads"));
+  }
+
+  /** A service with a preemptor on {@code client}, acting while {@code gate} leads. */
+  static ExtenderService with(
+      PlacementDecider decider, GangGate gangs, PolicyStore policies, GpuLedger ledger, PodFactsIndex pods, KubernetesClient client, LeaderGate gate) {
+    var search = new PreemptionSearch(ledger, pods, decider, new DisruptionBudgets());
+    var preemptor =
+        new GpuPreemptor(
+            client, search, decider, ledger, pods, gate, policies::current, Clock.systemUTC(),
+            new GpuPreemptor.Timing(Duration.ofMillis(200), Duration.ofSeconds(30)), new PreemptionMetrics(new SimpleMeterRegistry()));
+    return new ExtenderService(decider, gangs, policies, ledger, preemptor, new CandidateReview(search, preemptor, policies::current), pods);
+  }
+}
