@@ -5,6 +5,9 @@
 # Port: GPU_ADMISSION_PORT (8443). CPU: BENCH_SERVER_CPUS (0). APP_DIR: target/quarkus-app.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.
+. "$root/.mvn/jdk25.sh"
+java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 port="${GPU_ADMISSION_PORT:-8443}"
 fixture="$root/src/test/resources/bench/admissionreview-gpu-topology.json"
 log="$(mktemp)"
@@ -13,7 +16,7 @@ start=$(date +%s%N)
 # when the class path matches the one it was made with.
 (cd "${APP_DIR:-$root/target/quarkus-app}" \
   && export GPU_ADMISSION_TLS_CERT="$root/certs/dev/tls.crt" GPU_ADMISSION_TLS_KEY="$root/certs/dev/tls.key" \
-  && exec taskset -c "${BENCH_SERVER_CPUS:-0}" java "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
+  && exec taskset -c "${BENCH_SERVER_CPUS:-0}" "$java" "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -f "$log"' EXIT
 curl_args=(-s -o /dev/null -w '%{http_code}' --cacert "$root/certs/dev/ca.crt" --max-time 2)
