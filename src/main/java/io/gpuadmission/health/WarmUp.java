@@ -39,18 +39,13 @@ public class WarmUp {
           "/warmup/validate-pod-dry-run.json",
           "/warmup/validate-pytorchjob-dry-run.json",
           "/warmup/validate-deployment-dry-run.json");
-  private static final Rounds PRODUCTION = new Rounds(200, Duration.ofMillis(1500), 1);
   /**
    * The training run profiles the path until C2 has compiled it (1,500 rounds: 9,000 reviews and
    * 4,500 extender calls) and sends the HTTPS samples fifty times; only the build waits for it.
    */
   private static final Rounds TRAINING = new Rounds(1500, Duration.ofSeconds(20), 50);
 
-  /**
-   * In-process rounds (at most {@code count}, stopping after {@code budget}), then HTTPS rounds.
-   * At a production start the budget is enough for the hot methods to reach compiled code on one
-   * CPU; past it the rounds only delay readiness, and the JIT finishes with the first reviews.
-   */
+  /** In-process rounds (at most {@code count}, stopping after {@code budget}), then HTTPS rounds. */
   private record Rounds(int count, Duration budget, int https) {}
 
   private final MutationService mutation;
@@ -60,6 +55,7 @@ public class WarmUp {
   private final ExtenderMetrics extenderMetrics;
   private final Vertx vertx;
   private final boolean training;
+  private final Rounds production;
   private volatile State state = State.PENDING;
   private volatile String detail = "warming up: the HTTPS listener has not started yet";
 
@@ -70,7 +66,8 @@ public class WarmUp {
       ExtenderWarmUp extender,
       ExtenderMetrics extenderMetrics,
       Vertx vertx,
-      @ConfigProperty(name = "gpu-admission.warm-up.training", defaultValue = "false") boolean training) {
+      @ConfigProperty(name = "gpu-admission.warm-up.training", defaultValue = "false") boolean training,
+      @ConfigProperty(name = "gpu-admission.warm-up.budget", defaultValue = "1500ms") Duration budget) {
     this.mutation = mutation;
     this.validation = validation;
     this.metrics = metrics;
@@ -78,6 +75,7 @@ public class WarmUp {
     this.extenderMetrics = extenderMetrics;
     this.vertx = vertx;
     this.training = training;
+    this.production = new Rounds(200, budget, 1);
   }
 
   /** Where warm-up stands, for the readiness check. */
@@ -96,7 +94,7 @@ public class WarmUp {
 
   void onHttpsStarted(@ObservesAsync HttpsServerStart started) {
     var began = System.nanoTime();
-    var rounds = training ? TRAINING : PRODUCTION;
+    var rounds = training ? TRAINING : production;
     detail = "warming up: pushing sample requests through /mutate, /validate and the extender";
     var complete = false;
     try {
