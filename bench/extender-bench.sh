@@ -20,7 +20,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.
 . "$root/.mvn/jdk25.sh"
 java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
-shared="$root/../shared/bench"
+shared="${BENCH_HARNESS:-$root/../shared/bench}"
 nodes="${1:-5000}"
 gpu_pods="${2:-20000}"
 port="${GPU_ADMISSION_PORT:-8443}"

@@ -14,6 +14,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/.mvn/jdk25.sh"
 harness="${BENCH_HARNESS:-$root/../shared/bench}"
+[[ -x "$harness/webhook-bench.sh" ]] || { echo "no load harness at $harness (set BENCH_HARNESS)" >&2; exit 2; }
+command -v wrk >/dev/null && command -v nginx >/dev/null || { echo "needs wrk and nginx (apt-get install wrk nginx)" >&2; exit 2; }
 rounds="${1:-2}"
 app="$root/target/quarkus-app"
 jdk25="$JAVA_HOME/bin/java"

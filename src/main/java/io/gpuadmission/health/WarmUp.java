@@ -45,7 +45,13 @@ public class WarmUp {
    */
   private static final Rounds TRAINING = new Rounds(1500, Duration.ofSeconds(20), 50);
 
-  /** In-process rounds (at most {@code count}, stopping after {@code budget}), then HTTPS rounds. */
+  /**
+   * In-process rounds (at most {@code count}, stopping after {@code budget}), then HTTPS rounds. At
+   * a production start (gpu-admission.warm-up.budget, 300 ms) the first round matters most: it
+   * builds Jackson's (de)serializers and runs every path once; the AOT cache already holds the
+   * classes and the training run's profiles, and more rounds on one CPU only delay readiness
+   * (bench/README.md: 1.5 s gave the first reviews no better latency).
+   */
   private record Rounds(int count, Duration budget, int https) {}
 
   private final MutationService mutation;
@@ -67,7 +73,7 @@ public class WarmUp {
       ExtenderMetrics extenderMetrics,
       Vertx vertx,
       @ConfigProperty(name = "gpu-admission.warm-up.training", defaultValue = "false") boolean training,
-      @ConfigProperty(name = "gpu-admission.warm-up.budget", defaultValue = "1500ms") Duration budget) {
+      @ConfigProperty(name = "gpu-admission.warm-up.budget", defaultValue = "300ms") Duration budget) {
     this.mutation = mutation;
     this.validation = validation;
     this.metrics = metrics;
