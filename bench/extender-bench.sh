@@ -37,7 +37,8 @@ work="$(mktemp -d)"
 deps="$root/target/bench-classpath.txt"
 clk="$(getconf CLK_TCK)"
 [[ -s "$deps" ]] || (cd "$root" && ./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
-"$java" -Xmx1g -cp "$root/target/classes:$root/target/test-classes:$(cat "$deps")" \
+# The mock cluster is this build's code: always on JDK 25, whichever JVM the server runs on.
+"$JAVA_HOME/bin/java" -Xmx1g -cp "$root/target/classes:$root/target/test-classes:$(cat "$deps")" \
   io.gpuadmission.bench.ExtenderBenchCluster "$api_port" "$nodes" "$gpu_pods" >"$work/cluster.log" 2>&1 &
 cluster=$!
 server=""
