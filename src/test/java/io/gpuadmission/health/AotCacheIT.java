@@ -59,6 +59,7 @@ class AotCacheIT {
       await()
           .atMost(Duration.ofSeconds(120))
           .pollInterval(Duration.ofMillis(200))
+          .ignoreExceptions() // refused until the listener is up
           .until(() -> !server.isAlive() || ready(base));
       assertThat(server.isAlive())
           .as("server (launcher with -XX:AOTMode=on) alive; its output:\n%s", Files.readString(tmp.resolve("server.log")))
@@ -92,11 +93,7 @@ class AotCacheIT {
   }
 
   private static boolean ready(String base) {
-    try {
-      return given().relaxedHTTPSValidation().baseUri(base).get("/q/health/ready").statusCode() == 200;
-    } catch (RuntimeException e) {
-      return false; // not listening yet
-    }
+    return given().relaxedHTTPSValidation().baseUri(base).get("/q/health/ready").statusCode() == 200;
   }
 
   private static Map<String, String> serverEnvironment(int port) {
