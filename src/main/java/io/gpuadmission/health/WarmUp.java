@@ -40,8 +40,9 @@ public class WarmUp {
           "/warmup/validate-pytorchjob-dry-run.json",
           "/warmup/validate-deployment-dry-run.json");
   /**
-   * The training run profiles the path until C2 has compiled it (1,500 rounds: 9,000 reviews and
-   * 4,500 extender calls) and sends the HTTPS samples fifty times; only the build waits for it.
+   * The training run profiles the path for up to 1,500 rounds (9,000 reviews and 4,500 extender
+   * calls) or 20 s, long enough for C2 to compile it, and sends the HTTPS samples fifty times; only
+   * the build waits for it.
    */
   private static final Rounds TRAINING = new Rounds(1500, Duration.ofSeconds(20), 50);
 
