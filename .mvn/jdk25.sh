@@ -26,15 +26,19 @@ jdk25_find() {
   if [ -n "$on_path" ]; then
     on_path="$(dirname "$(dirname "$(readlink -f "$on_path" 2>/dev/null || printf %s "$on_path")")")"
   fi
-  # Where Temurin's tarball and packages, Debian/Ubuntu, the official images, SDKMAN and macOS put JDKs.
+  # Where Temurin's tarball and packages, Debian/Ubuntu, the official images, SDKMAN and macOS put
+  # JDKs. mvnw runs with globbing off (set -f): on for these patterns only.
+  case $- in *f*) set +f; jdk25_noglob=1 ;; *) jdk25_noglob= ;; esac
   for home in "$on_path" /usr/lib/jvm/temurin-25-jdk-amd64 /usr/lib/jvm/temurin-25-jdk-arm64 \
     /usr/lib/jvm/temurin-25* /usr/lib/jvm/java-25-* /usr/lib/jvm/jdk-25* /opt/java/openjdk \
     "${HOME-}"/.sdkman/candidates/java/25* /Library/Java/JavaVirtualMachines/*25*/Contents/Home; do
     if jdk25_usable "$home"; then
+      [ -z "$jdk25_noglob" ] || set -f
       printf %s\\n "$home"
       return 0
     fi
   done
+  [ -z "$jdk25_noglob" ] || set -f
   return 1
 }
 
