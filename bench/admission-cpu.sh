@@ -10,6 +10,9 @@
 # BENCH_FLOOR (1; 0 skips the floor), FLOOR_PORT (18843).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.
+. "$root/.mvn/jdk25.sh"
+java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 harness="${BENCH_HARNESS:-$root/../shared/bench}"
 port="${GPU_ADMISSION_PORT:-8443}"
 duration="${BENCH_DURATION:-10}"
@@ -35,7 +38,7 @@ floor_after=0
 # From the app's own directory, so that -XX:SharedArchiveFile=app-cds.jsa (AppCDS) applies.
 (cd "$app_dir" \
   && export GPU_ADMISSION_TLS_CERT="$root/certs/dev/tls.crt" GPU_ADMISSION_TLS_KEY="$root/certs/dev/tls.key" \
-  && exec taskset -c 0 java "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
+  && exec taskset -c 0 "$java" "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
 pid=$!
 for _ in $(seq 1 120); do
   curl -s -o /dev/null --max-time 2 --cacert "$root/certs/dev/ca.crt" "https://127.0.0.1:$port/q/health/ready" && break

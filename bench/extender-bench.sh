@@ -17,7 +17,10 @@
 # BENCH_CONNECTIONS (2), BENCH_JAVA_OPTS (-Xmx512m), BENCH_FLOOR (1; 0 skips the floor).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-shared="$root/../shared/bench"
+# JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.
+. "$root/.mvn/jdk25.sh"
+java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
+shared="${BENCH_HARNESS:-$root/../shared/bench}"
 nodes="${1:-5000}"
 gpu_pods="${2:-20000}"
 port="${GPU_ADMISSION_PORT:-8443}"
@@ -34,7 +37,8 @@ work="$(mktemp -d)"
 deps="$root/target/bench-classpath.txt"
 clk="$(getconf CLK_TCK)"
 [[ -s "$deps" ]] || (cd "$root" && ./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
-java -Xmx1g -cp "$root/target/classes:$root/target/test-classes:$(cat "$deps")" \
+# The mock cluster is this build's code: always on JDK 25, whichever JVM the server runs on.
+"$JAVA_HOME/bin/java" -Xmx1g -cp "$root/target/classes:$root/target/test-classes:$(cat "$deps")" \
   io.gpuadmission.bench.ExtenderBenchCluster "$api_port" "$nodes" "$gpu_pods" >"$work/cluster.log" 2>&1 &
 cluster=$!
 server=""
@@ -78,7 +82,7 @@ for app in $apps; do
   run=$((run + 1))
   # shellcheck disable=SC2086
   GPU_ADMISSION_CLUSTER_ENABLED=true QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL=http://127.0.0.1:$api_port \
-    taskset -c 0 java ${BENCH_JAVA_OPTS:--Xmx512m} -Xlog:gc:file="$work/gc.log":uptime -jar "$app/quarkus-run.jar" >"$work/server.log" 2>&1 &
+    taskset -c 0 "$java" ${BENCH_JAVA_OPTS:--Xmx512m} -Xlog:gc:file="$work/gc.log":uptime -jar "$app/quarkus-run.jar" >"$work/server.log" 2>&1 &
   server=$!
   until [[ "$(curl -sk "https://127.0.0.1:$port/extender/inspect" | grep -o '"devs"' | wc -l)" -ge "$nodes" ]]; do sleep 2; done
   echo "$(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg); run $run: app $app; ledger holds $nodes nodes; server RSS $(ps -o rss= -p "$server") KiB"

@@ -4,8 +4,11 @@
 #   bench/gang-latency.sh [gangs=10] [members=4] [gpus each=2]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.
+. "$root/.mvn/jdk25.sh"
+java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 cd "$root"
 ./mvnw -B -q -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/bench-classpath.txt
-java -cp "target/test-classes:target/classes:$(cat target/bench-classpath.txt)" \
+"$java" -cp "target/test-classes:target/classes:$(cat target/bench-classpath.txt)" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Djava.util.logging.config.file=/dev/null \
   io.gpuadmission.bench.GangLatencyBench "$@" 2>&1 | grep -v " INFO \| DEBUG "

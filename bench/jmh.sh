@@ -4,9 +4,12 @@
 #   bench/jmh.sh Nvl72 -i 10     # a subset, more iterations (any JMH options)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.
+. "$root/.mvn/jdk25.sh"
+java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 cd "$root"
 ./mvnw -B -q -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/bench-classpath.txt
 filter="${1:-AllocatorBenchmark}"
 shift || true
-exec java -cp "target/test-classes:target/classes:$(cat target/bench-classpath.txt)" org.openjdk.jmh.Main "$filter" \
+exec "$java" -cp "target/test-classes:target/classes:$(cat target/bench-classpath.txt)" org.openjdk.jmh.Main "$filter" \
   -f 1 -wi 3 -w 2s -i 5 -r 2s -rf text -rff target/jmh-result.txt "$@"

@@ -11,6 +11,9 @@
 # committed per area (MiB), its loaded classes and threads.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.
+. "$root/.mvn/jdk25.sh"
+java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 harness="${BENCH_HARNESS:-$root/../shared/bench}"
 port="${GPU_ADMISSION_PORT:-8443}"
 label="$1"
@@ -20,7 +23,7 @@ start=$(date +%s%N)
 # From the app's own directory, so that -XX:SharedArchiveFile=app-cds.jsa (AppCDS) applies.
 (cd "${APP_DIR:-$root/target/quarkus-app}" \
   && export GPU_ADMISSION_TLS_CERT="$root/certs/dev/tls.crt" GPU_ADMISSION_TLS_KEY="$root/certs/dev/tls.key" MALLOC_ARENA_MAX=2 \
-  && exec taskset -c 0 java ${BENCH_NMT:+-XX:NativeMemoryTracking=summary} "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
+  && exec taskset -c 0 "$java" ${BENCH_NMT:+-XX:NativeMemoryTracking=summary} "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
 pid=$!
 sampler=""
 trap 'kill $sampler "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -f "$log" "$log.peak"' EXIT

@@ -5,6 +5,9 @@
 # The data: ../shared/data/alibaba-gpu-v2023/ (research use only; never shipped in the jar).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.
+. "$root/.mvn/jdk25.sh"
+java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 if [[ ! -d "$root/target/test-classes/io/gpuadmission/bench" ]]; then
   (cd "$root" && ./mvnw -B -q -DskipTests test-compile)
 fi
@@ -14,4 +17,4 @@ deps="$root/target/bench-classpath.txt"
 if [[ ! -s "$deps" ]]; then
   (cd "$root" && ./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
 fi
-exec java -Xmx2g -cp "$root/target/classes:$root/target/test-classes:$(cat "$deps")" io.gpuadmission.bench.TraceSimulator "$@"
+exec "$java" -Xmx2g -cp "$root/target/classes:$root/target/test-classes:$(cat "$deps")" io.gpuadmission.bench.TraceSimulator "$@"

@@ -5,6 +5,9 @@
 # Bounded: at most 180 minutes and 1000 requests/s; load goes to 127.0.0.1 only.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.
+. "$root/.mvn/jdk25.sh"
+java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 cd "$root"
 if [[ ! -f target/quarkus-app/quarkus-run.jar || ! -f target/test-classes/io/gpuadmission/bench/Soak.class ]]; then
   ./mvnw -B -q -DskipTests package
@@ -12,4 +15,4 @@ fi
 if [[ ! -f target/soak.classpath ]]; then
   ./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/soak.classpath
 fi
-exec java -Xmx512m -Djava.util.logging.manager=org.jboss.logmanager.LogManager -cp "target/test-classes:target/classes:$(cat target/soak.classpath)" io.gpuadmission.bench.Soak "$@"
+exec "$java" -Xmx512m -Djava.util.logging.manager=org.jboss.logmanager.LogManager -cp "target/test-classes:target/classes:$(cat target/soak.classpath)" io.gpuadmission.bench.Soak "$@"

@@ -14,12 +14,22 @@ import java.util.concurrent.ConcurrentHashMap;
 public class ExtenderMetrics {
   private final MeterRegistry registry;
   private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+  /** Off while warm-up posts sample requests: they are not kube-scheduler's. */
+  private volatile boolean recording;
 
   public ExtenderMetrics(MeterRegistry registry) {
     this.registry = registry;
   }
 
+  /** Starts counting; called once warm-up is over. */
+  public void startRecording() {
+    recording = true;
+  }
+
   void record(String verb, String outcome) {
+    if (!recording) {
+      return;
+    }
     counters
         .computeIfAbsent(
             verb + ' ' + outcome,

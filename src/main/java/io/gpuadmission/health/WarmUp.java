@@ -5,6 +5,9 @@ import io.gpuadmission.admission.MalformedReviewException;
 import io.gpuadmission.admission.MutationService;
 import io.gpuadmission.admission.ReviewCodec;
 import io.gpuadmission.admission.ValidationService;
+import io.gpuadmission.extender.ExtenderMetrics;
+import io.gpuadmission.extender.ExtenderWarmUp;
+import io.quarkus.runtime.Quarkus;
 import io.quarkus.vertx.http.HttpsServerStart;
 import io.vertx.core.Vertx;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -14,41 +17,72 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
+import org.eclipse.microprofile.config.ConfigProvider;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
- * Pushes sample reviews through the real path before readiness turns green: the first review on a
- * cold JVM takes seconds (class loading, JIT, the first TLS handshake), longer than the API
- * server's webhook timeout. First in-process, then over HTTPS to this server's own port.
+ * Pushes sample requests of every endpoint through the real path before readiness turns green: the
+ * first review on a cold JVM takes seconds (class loading, JIT, the first TLS handshake), longer
+ * than the API server's webhook timeout. First in-process, then over HTTPS to this server's own
+ * port. The build's AOT training run (src/main/jvm/train.sh) is this warm-up, made longer, after
+ * which the server exits: what it loads and profiles is what the AOT cache holds.
  */
 @ApplicationScoped
 public class WarmUp {
   private static final Logger LOG = Logger.getLogger(WarmUp.class);
   static final List<String> MUTATE_SAMPLES =
       List.of("/warmup/gpu-topology.json", "/warmup/gpu-mem.json", "/warmup/cpu-only.json");
-  /** Dry runs: judged like any review, but they leave nothing in the gang ledger. */
+  /** Dry runs (a pod, a PyTorchJob, a Deployment): judged like any review, leaving nothing behind. */
   static final List<String> VALIDATE_SAMPLES =
-      List.of("/warmup/validate-pod-dry-run.json", "/warmup/validate-pytorchjob-dry-run.json");
-  private static final int IN_PROCESS_ROUNDS = 200;
+      List.of(
+          "/warmup/validate-pod-dry-run.json",
+          "/warmup/validate-pytorchjob-dry-run.json",
+          "/warmup/validate-deployment-dry-run.json");
   /**
-   * Enough for the hot methods to reach compiled code (C1) on one CPU; past it the rounds only
-   * delay readiness, and the JIT finishes the job with the first real reviews.
+   * The training run profiles the path for up to 1,500 rounds (9,000 reviews and 4,500 extender
+   * calls) or 20 s, long enough for C2 to compile it, and sends the HTTPS samples fifty times; only
+   * the build waits for it.
    */
-  private static final Duration IN_PROCESS_BUDGET = Duration.ofMillis(1500);
+  private static final Rounds TRAINING = new Rounds(1500, Duration.ofSeconds(20), 50);
+
+  /**
+   * In-process rounds (at most {@code count}, stopping after {@code budget}), then HTTPS rounds. At
+   * a production start (gpu-admission.warm-up.budget, 300 ms) the first round matters most: it
+   * builds Jackson's (de)serializers and runs every path once; the AOT cache already holds the
+   * classes and the training run's profiles, and more rounds on one CPU only delay readiness
+   * (bench/README.md: 1.5 s gave the first reviews no better latency).
+   */
+  private record Rounds(int count, Duration budget, int https) {}
 
   private final MutationService mutation;
   private final ValidationService validation;
   private final AdmissionMetrics metrics;
+  private final ExtenderWarmUp extender;
+  private final ExtenderMetrics extenderMetrics;
   private final Vertx vertx;
+  private final boolean training;
+  private final Rounds production;
   private volatile State state = State.PENDING;
   private volatile String detail = "warming up: the HTTPS listener has not started yet";
 
   public WarmUp(
-      MutationService mutation, ValidationService validation, AdmissionMetrics metrics, Vertx vertx) {
+      MutationService mutation,
+      ValidationService validation,
+      AdmissionMetrics metrics,
+      ExtenderWarmUp extender,
+      ExtenderMetrics extenderMetrics,
+      Vertx vertx,
+      @ConfigProperty(name = "gpu-admission.warm-up.training", defaultValue = "false") boolean training,
+      @ConfigProperty(name = "gpu-admission.warm-up.budget", defaultValue = "300ms") Duration budget) {
     this.mutation = mutation;
     this.validation = validation;
     this.metrics = metrics;
+    this.extender = extender;
+    this.extenderMetrics = extenderMetrics;
     this.vertx = vertx;
+    this.training = training;
+    this.production = new Rounds(200, budget, 1);
   }
 
   /** Where warm-up stands, for the readiness check. */
@@ -67,26 +101,39 @@ public class WarmUp {
 
   void onHttpsStarted(@ObservesAsync HttpsServerStart started) {
     var began = System.nanoTime();
-    detail = "warming up: pushing sample reviews through /mutate and /validate";
+    var rounds = training ? TRAINING : production;
+    detail = "warming up: pushing sample requests through /mutate, /validate and the extender";
+    var complete = false;
     try {
       var mutate = MUTATE_SAMPLES.stream().map(WarmUp::read).toList();
       var validate = VALIDATE_SAMPLES.stream().map(WarmUp::read).toList();
-      var budgetEnd = began + IN_PROCESS_BUDGET.toNanos();
-      for (int i = 0; i < IN_PROCESS_ROUNDS && System.nanoTime() < budgetEnd; i++) {
+      var extenderArgs = ExtenderWarmUp.ARGS_SAMPLES.stream().map(WarmUp::read).toList();
+      var bind = read(ExtenderWarmUp.BIND_SAMPLE);
+      var budgetEnd = began + rounds.budget().toNanos();
+      var done = 0;
+      while (done < rounds.count() && System.nanoTime() < budgetEnd) {
         for (var sample : mutate) {
           ReviewCodec.encode(mutation.review(ReviewCodec.decode(sample)));
         }
         for (var sample : validate) {
           ReviewCodec.encode(validation.review(ReviewCodec.decode(sample)));
         }
+        extender.round(extenderArgs, bind);
+        done++;
       }
       var inProcessMs = (System.nanoTime() - began) / 1_000_000;
-      var port = started.options().getPort();
+      var port = httpsPort(started);
       try (var self = new SelfRequest(vertx, port)) {
-        self.post("/mutate", mutate);
-        self.post("/validate", validate);
+        for (int i = 0; i < rounds.https(); i++) {
+          self.post("/mutate", mutate);
+          self.post("/validate", validate);
+          // Bind is left out: it would ask the API server about a pod that does not exist.
+          self.post("/extender/filter", extenderArgs);
+          self.post("/extender/prioritize", extenderArgs);
+        }
       }
-      detail = "in-process and HTTPS self-request on port " + port + " done (in-process " + inProcessMs + " ms)";
+      detail = "in-process and HTTPS self-request on port " + port + " done (in-process " + done + " rounds in " + inProcessMs + " ms)";
+      complete = true;
     } catch (RuntimeException | IOException | MalformedReviewException e) {
       detail = "warm-up incomplete (" + e + "); serving anyway";
       LOG.warn(detail);
@@ -95,8 +142,21 @@ public class WarmUp {
       detail = "warm-up interrupted";
     }
     metrics.startRecording();
+    extenderMetrics.startRecording();
     state = State.DONE;
     LOG.infof("warm-up finished in %d ms: %s", (System.nanoTime() - began) / 1_000_000, detail);
+    if (training) {
+      // The JVM writes the AOT cache as it exits; a training run that did not finish fails the build.
+      Quarkus.asyncExit(complete ? 0 : 1);
+    }
+  }
+
+  /** The configured port, or the one the listener took when configured with 0 (the training run). */
+  private static int httpsPort(HttpsServerStart started) {
+    var configured = started.options().getPort();
+    return configured > 0
+        ? configured
+        : ConfigProvider.getConfig().getValue("quarkus.http.ssl-port", Integer.class);
   }
 
   private static byte[] read(String resource) {

@@ -5,9 +5,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.zjsonpatch.DiffFlags;
-import io.fabric8.zjsonpatch.JsonDiff;
-import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -19,10 +16,6 @@ import java.util.List;
 public final class PodMutator {
   /** Lists the rules that changed a pod, comma-separated, accumulated across reinvocations. */
   public static final String MUTATED_ANNOTATION = "gpu-admission.io/mutated";
-
-  // add/remove/replace only: move and copy operations are correct but hard to read in an audit.
-  private static final EnumSet<DiffFlags> DIFF_FLAGS =
-      EnumSet.of(DiffFlags.OMIT_VALUE_ON_REMOVE, DiffFlags.OMIT_MOVE_OPERATION, DiffFlags.OMIT_COPY_OPERATION);
 
   private final List<PodMutationRule> rules;
   private final ObjectMapper mapper;
@@ -69,7 +62,8 @@ public final class PodMutator {
     if (!changed.isEmpty()) {
       recordRules(pod, changed);
     }
-    var patch = (ArrayNode) JsonDiff.asJson(before, TreeGenerator.tree(mapper, pod), DIFF_FLAGS);
+    // add, remove and replace only: move and copy operations are correct but hard to read in an audit.
+    var patch = PatchDiff.between(before, TreeGenerator.tree(mapper, pod));
     return new MutationResult(patch, changed, report.warnings());
   }
 

@@ -312,6 +312,8 @@ class ExtenderEndpointTest {
 
   @Test
   void aPodWhoseResourcesCannotBeReadGets400NotA500() {
+    // Counted from the end of warm-up on: its own sample requests are no traffic.
+    io.gpuadmission.support.WebhookCalls.awaitReady(base);
     var badQuantity =
         "{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
             + "{\"limits\":{\"aliyun.com/gpu-mem\":\"abc\"}}}]}},\"NodeNames\":[\"a\"]}";
