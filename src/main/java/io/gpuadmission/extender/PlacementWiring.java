@@ -13,6 +13,7 @@ import io.gpuadmission.gang.GangGate;
 import io.gpuadmission.gang.GangMetrics;
 import io.gpuadmission.gang.GangPlanning;
 import io.gpuadmission.gang.GangRegistry;
+import io.gpuadmission.placement.ChoiceOverrides;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementConfig;
@@ -20,6 +21,7 @@ import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PodBinder;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -49,6 +51,7 @@ public class PlacementWiring {
   private final LeaderGate gate;
   private final GangRegistry gangs;
   private final MeterRegistry meters;
+  private final ChoiceOverrides overrides;
   private LedgerWatcher watcher;
   private GangCoordinator coordinator;
   private PlacementLeadership leadership;
@@ -73,6 +76,15 @@ public class PlacementWiring {
         config.identity().or(() -> Optional.ofNullable(System.getenv("POD_NAME"))).orElseGet(PlacementWiring::hostName);
     // Without a cluster there is nobody to elect with and nothing to bind to: one replica leads.
     this.gate = cluster.available() ? new LeaderGate(identity) : LeaderGate.alone(identity);
+    this.overrides = new ChoiceOverrides(node -> Counter.builder("gpu_admission_gpu_choice_overridden_total")
+        .description("Pods whose node gave other whole GPUs than bind chose (its agent's gpu-allocated), as this replica saw them")
+        .tag("node", node).register(meters).increment());
+  }
+
+  @Produces
+  @Singleton
+  ChoiceOverrides overrides() {
+    return overrides;
   }
 
   @Produces
@@ -123,7 +135,8 @@ public class PlacementWiring {
     if (!cluster.available()) {
       return;
     }
-    watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).alsoTell(gangs::current, gangs::gone).start(nodes);
+    watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).alsoTell(gangs::current, gangs::gone)
+        .alsoTell(overrides::observe, overrides::gone).start(nodes);
     // Another job or replica label makes other pods gang members: read them all again.
     policies.onChangeOf(p -> List.of(p.topology().jobLabel(), p.topology().replicaLabel()), policy -> gangs.replaceAll(watcher.gpuPods()));
     coordinator =
