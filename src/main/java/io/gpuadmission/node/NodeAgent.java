@@ -66,7 +66,7 @@ public final class NodeAgent implements AutoCloseable {
   /** Runs a round every period on a thread of its own. */
   public NodeAgent start() {
     LOG.infof("node agent for %s: kubelet at %s, %d GPUs in the driver's table, every %s", settings.node(), kubelet.socket(),
-        index.knownGpus(), settings.period());
+        index.knownGpus(), every());
     rounds = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "node-agent"));
     rounds.scheduleWithFixedDelay(this::roundSafely, 0, settings.period().toMillis(), TimeUnit.MILLISECONDS);
     return this;
@@ -97,10 +97,10 @@ public final class NodeAgent implements AutoCloseable {
     try {
       held = KubeletAllocations.of(kubelet.list(), settings.resources(), index);
     } catch (StatusRuntimeException e) {
-      var problem = e.getStatus().getCode() + (e.getStatus().getDescription() == null ? "" : ": " + e.getStatus().getDescription());
+      var problem = kubelet.problem(e);
       if (kubeletProblem == null) {
         LOG.warnf("the kubelet's PodResources API at %s does not answer (%s); asking again every %s", kubelet.socket(), problem,
-            settings.period());
+            every());
       }
       kubeletProblem = problem;
       return finish(false, outcomes);
@@ -126,12 +126,17 @@ public final class NodeAgent implements AutoCloseable {
     recorder.keepOnly(listed);
     var failed = outcomes.getOrDefault(AllocationRecorder.Outcome.FAILED, 0);
     if (failed > 0 && !apiServerFailing) {
-      LOG.warnf("cannot record the GPUs of %d pods: %s; trying again every %s", failed, recorder.lastFailure(), settings.period());
+      LOG.warnf("cannot record the GPUs of %d pods: %s; trying again every %s", failed, recorder.lastFailure(), every());
     } else if (failed == 0 && apiServerFailing) {
       LOG.infof("recording the pods' GPUs again");
     }
     apiServerFailing = failed > 0;
     return finish(true, outcomes);
+  }
+
+  private String every() {
+    var millis = settings.period().toMillis();
+    return millis % 1000 == 0 ? millis / 1000 + "s" : millis + "ms";
   }
 
   private Round finish(boolean answered, Map<AllocationRecorder.Outcome, Integer> outcomes) {

@@ -13,6 +13,7 @@ import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.netty.channel.epoll.EpollEventLoopGroup;
 import io.netty.channel.unix.DomainSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -83,12 +84,25 @@ public final class PodResourcesClient implements AutoCloseable {
     try {
       return rpc.apply(stub.withDeadline(deadline));
     } catch (StatusRuntimeException e) {
-      if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || deadline.isExpired()) {
+      if (e.getStatus().getCode() != Status.Code.UNAVAILABLE || deadline.isExpired() || !Files.exists(socket)) {
         throw e;
       }
       channel.resetConnectBackoff();
-      return rpc.apply(stub.withDeadline(deadline).withWaitForReady());
+      try {
+        return rpc.apply(stub.withDeadline(deadline).withWaitForReady());
+      } catch (StatusRuntimeException again) {
+        throw again.getStatus().getCode() == Status.Code.DEADLINE_EXCEEDED ? e : again;
+      }
     }
+  }
+
+  /** Why a call failed, in a line: the status, or that the socket is not there. */
+  public String problem(StatusRuntimeException e) {
+    if (!Files.exists(socket)) {
+      return "no socket: the kubelet is restarting, or its pod-resources directory is not mounted";
+    }
+    var description = e.getStatus().getDescription();
+    return e.getStatus().getCode() + (description == null ? "" : ": " + description.lines().findFirst().orElse(""));
   }
 
   @Override

@@ -44,6 +44,7 @@ public final class MockApiServer implements AutoCloseable {
               return response;
             }
           }
+          request = withoutNodeSelector(request);
           var path = request.getPath();
           var resumes = path.contains("watch=true") && path.matches(".*[?&]resourceVersion=[1-9].*");
           if (restarted && resumes && goneSent.add(path.substring(0, path.indexOf('?')))) {
@@ -54,6 +55,22 @@ public final class MockApiServer implements AutoCloseable {
           return objects.dispatch(request);
         }
       };
+  /**
+   * The mock selects by labels and metadata.name only; a {@code spec.nodeName} field selector (a
+   * node agent's watch) would match nothing. It is dropped: such a client then sees every pod, and
+   * its own check of each pod's node is what keeps other nodes' pods out.
+   */
+  private static RecordedRequest withoutNodeSelector(RecordedRequest request) {
+    var path = request.getPath();
+    var selector = java.util.regex.Pattern.compile("([?&])fieldSelector=spec\\.nodeName(%3D|=)[^&]*&?");
+    var matcher = selector.matcher(path);
+    if (!matcher.find()) {
+      return request;
+    }
+    var stripped = matcher.replaceFirst("$1").replaceAll("[?&]$", "");
+    return new RecordedRequest(request.getHttpVersion(), request.method(), stripped, request.getHeaders(), request.getBody());
+  }
+
   private int port;
   private KubernetesMockServer server;
 
