@@ -40,8 +40,22 @@ public final class GpuAnnotations {
     return out;
   }
 
+  /**
+   * Where Alibaba's {@code arena top node} reads a topology pod's allocated GPUs (kubeflow/arena,
+   * pkg/apis/types: GPUTopologyAllocationLabel, GPUTopologyVisibleGPULabel): comma-separated
+   * indices, as ACK's topology scheduler writes them.
+   */
+  public static final String ACK_GPU_GROUP = "topology.kubernetes.io/gpu-group";
+  public static final String ACK_GPU_VISIBLE = "topology.kubernetes.io/gpu-visible";
+
   public static Map<String, String> whole(List<Integer> gpus) {
     return Map.of(GPU_INDICES, join(gpus));
+  }
+
+  /** Our choice, and with {@code ack} also ACK's two topology annotations holding the same GPUs. */
+  public static Map<String, String> whole(List<Integer> gpus, boolean ack) {
+    var indices = join(gpus);
+    return ack ? Map.of(GPU_INDICES, indices, ACK_GPU_GROUP, indices, ACK_GPU_VISIBLE, indices) : Map.of(GPU_INDICES, indices);
   }
 
   /**

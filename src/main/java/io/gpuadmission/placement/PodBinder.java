@@ -123,7 +123,8 @@ public final class PodBinder {
         return "cannot bind " + request.pod() + ": GPUs " + GpuAnnotations.join(claim.gpus()) + " of node " + request.node() + " were just taken";
       }
     }
-    var error = annotate(request, claim);
+    var ack = policies.get().topology().ackAnnotations() && TopologyJob.of(pod, policies.get().topology()).isPresent();
+    var error = annotate(request, claim, ack);
     if (error.isEmpty()) {
       error = createBinding(request, pod);
     }
@@ -152,11 +153,11 @@ public final class PodBinder {
     return Optional.empty();
   }
 
-  /** One merge patch with every annotation of the choice. */
-  private String annotate(BindRequest request, GpuClaim claim) {
+  /** One merge patch with every annotation of the choice ({@code ack}: ACK's topology ones too). */
+  private String annotate(BindRequest request, GpuClaim claim, boolean ack) {
     Map<String, String> annotations =
         claim.whole()
-            ? GpuAnnotations.whole(claim.gpus())
+            ? GpuAnnotations.whole(claim.gpus(), ack)
             : GpuAnnotations.share(
                 claim.gpus().get(0),
                 claim.memory(),
