@@ -69,7 +69,8 @@ final class AllocationRecorder {
     var patch = client.getKubernetesSerialization().asJson(
         Map.of("metadata", Map.of("uid", uid, "annotations", Map.of(GpuAnnotations.GPU_ALLOCATED, value))));
     try {
-      client.pods().inNamespace(meta.getNamespace()).withName(meta.getName()).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+      // On the pod as the informer has it: fabric8 reads a pod named only by name first (a get).
+      client.pods().resource(pod).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
     } catch (KubernetesClientException e) {
       if (e.getCode() == 404 || e.getCode() == 409 || e.getCode() == 422) {
         LOG.debugf("pod %s/%s went before its GPUs were recorded (HTTP %d)", meta.getNamespace(), meta.getName(), e.getCode());

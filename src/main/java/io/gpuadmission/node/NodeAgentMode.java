@@ -9,7 +9,9 @@ import java.time.Clock;
 import java.util.HashSet;
 import java.util.Optional;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.jboss.logging.Logger;
+import io.smallrye.health.api.HealthRegistry;
+import org.eclipse.microprofile.health.Liveness;
+import org.eclipse.microprofile.health.Readiness;
 
 /**
  * Starts the node agent when the artifact runs as one ({@code gpu-admission.mode=node-agent}, env
@@ -17,7 +19,6 @@ import org.jboss.logging.Logger;
  */
 @ApplicationScoped
 public class NodeAgentMode {
-  private static final Logger LOG = Logger.getLogger(NodeAgentMode.class);
   static final String MODE = "node-agent";
 
   private final String mode;
@@ -26,11 +27,20 @@ public class NodeAgentMode {
   private volatile NodeAgent agent;
   private PodResourcesClient kubelet;
 
+  private final HealthRegistry liveness;
+  private final HealthRegistry readiness;
+
   public NodeAgentMode(
-      @ConfigProperty(name = "gpu-admission.mode", defaultValue = "server") String mode, NodeAgentConfig config, ClusterConnection cluster) {
+      @ConfigProperty(name = "gpu-admission.mode", defaultValue = "server") String mode,
+      NodeAgentConfig config,
+      ClusterConnection cluster,
+      @Liveness HealthRegistry liveness,
+      @Readiness HealthRegistry readiness) {
     this.mode = mode;
     this.config = config;
     this.cluster = cluster;
+    this.liveness = liveness;
+    this.readiness = readiness;
   }
 
   public boolean active() {
@@ -55,7 +65,7 @@ public class NodeAgentMode {
     var index = DeviceIndex.fromDriver(config.nvidiaGpus(), Clock.systemUTC());
     var settings = new NodeAgent.Settings(node, new HashSet<>(config.resources()), config.period());
     agent = NodeAgent.create(cluster.client(), kubelet, index, settings, Clock.systemUTC()).start();
-    LOG.debugf("node agent started");
+    NodeAgentHealth.register(agent, config.period(), config.callTimeout(), Clock.systemUTC(), liveness, readiness);
   }
 
   void stop(@Observes ShutdownEvent event) {

@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * and {@link #start} are a kubelet restart: the socket file goes and a new one appears at the same
  * path, as the kubelet removes and re-creates it.
  */
-final class FakeKubelet implements AutoCloseable {
+public final class FakeKubelet implements AutoCloseable {
   private final Path socket;
   private final EpollEventLoopGroup loop = new EpollEventLoopGroup(1);
   private final AtomicInteger lists = new AtomicInteger();
@@ -41,32 +41,32 @@ final class FakeKubelet implements AutoCloseable {
   }
 
   /** Serving at {@code dir/kubelet.sock}. */
-  static FakeKubelet start(Path dir) {
+  public static FakeKubelet start(Path dir) {
     var kubelet = new FakeKubelet(dir.resolve("kubelet.sock"));
     kubelet.start();
     return kubelet;
   }
 
-  Path socket() {
+  public Path socket() {
     return socket;
   }
 
   /** What List answers from now on. */
-  void answer(PodResources... pods) {
+  public void answer(PodResources... pods) {
     answer = ListPodResourcesResponse.newBuilder().addAllPodResources(List.of(pods)).build();
   }
 
   /** What GetAllocatableResources answers from now on. */
-  void allocatable(ContainerDevices... devices) {
+  public void allocatable(ContainerDevices... devices) {
     allocatable = AllocatableResourcesResponse.newBuilder().addAllDevices(List.of(devices)).build();
   }
 
   /** List calls answered so far. */
-  int lists() {
+  public int lists() {
     return lists.get();
   }
 
-  synchronized void start() {
+  public synchronized void start() {
     try {
       server =
           NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
@@ -96,7 +96,7 @@ final class FakeKubelet implements AutoCloseable {
   }
 
   /** The kubelet goes: its server stops and its socket file is removed. */
-  synchronized void stop() {
+  public synchronized void stop() {
     server.shutdownNow();
     try {
       server.awaitTermination(5, TimeUnit.SECONDS);
@@ -114,15 +114,15 @@ final class FakeKubelet implements AutoCloseable {
     loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
   }
 
-  static PodResources pod(String namespace, String name, ContainerResources... containers) {
+  public static PodResources pod(String namespace, String name, ContainerResources... containers) {
     return PodResources.newBuilder().setNamespace(namespace).setName(name).addAllContainers(List.of(containers)).build();
   }
 
-  static ContainerResources container(String name, ContainerDevices... devices) {
+  public static ContainerResources container(String name, ContainerDevices... devices) {
     return ContainerResources.newBuilder().setName(name).addAllDevices(List.of(devices)).build();
   }
 
-  static ContainerDevices devices(String resource, String... ids) {
+  public static ContainerDevices devices(String resource, String... ids) {
     return ContainerDevices.newBuilder().setResourceName(resource).addAllDeviceIds(List.of(ids)).build();
   }
 }
