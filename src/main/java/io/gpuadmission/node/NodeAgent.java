@@ -77,6 +77,10 @@ public final class NodeAgent implements AutoCloseable {
     return java.util.Optional.ofNullable(last);
   }
 
+  public String node() {
+    return settings.node();
+  }
+
   public boolean podsSynced() {
     return pods.synced();
   }

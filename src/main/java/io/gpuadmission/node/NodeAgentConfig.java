@@ -25,6 +25,10 @@ public interface NodeAgentConfig {
   @WithDefault("5s")
   Duration period();
 
+  /** Port of the health listener (plain HTTP, {@code /q/health/live|ready|started}), the agent's only one. */
+  @WithDefault("8080")
+  int healthPort();
+
   /** How long one call to the kubelet may take. */
   @WithDefault("3s")
   Duration callTimeout();

@@ -1,41 +1,57 @@
 package io.gpuadmission.node;
 
-import io.smallrye.health.api.HealthRegistry;
 import java.time.Clock;
 import java.time.Duration;
-import org.eclipse.microprofile.health.HealthCheckResponse;
+import java.time.Instant;
 
 /**
- * The agent's health, registered only in node-agent mode. Live while its rounds keep running (a
+ * The agent's health, as the DaemonSet's probes ask it. Live while its rounds keep running (a
  * stuck round thread is the one fault a restart mends; a kubelet or API server that does not
- * answer is not, and only delays the records). Ready once a round got the kubelet's answer with
- * the node's pods listed: a DaemonSet pod whose socket is not mounted stays unready, which {@code
- * kubectl rollout status} shows.
+ * answer is not, and only delays the records). Ready from the first round that got the kubelet's
+ * answer with the node's pods listed, and from then on: a pod whose socket is not mounted stays
+ * unready, which {@code kubectl rollout status} shows, while a later kubelet restart does not flap
+ * it. Answers in MicroProfile Health's JSON, as {@code /q/health} does in server mode.
  */
 final class NodeAgentHealth {
-  static final String NAME = "node-agent";
+  /** A probe's answer: HTTP status and body. */
+  record Answer(int status, String json) {}
 
-  private NodeAgentHealth() {}
+  private final NodeAgent agent;
+  private final Clock clock;
+  private final Duration stuckAfter;
+  private final Instant started;
+  private volatile boolean ready;
 
-  static void register(NodeAgent agent, Duration period, Duration callTimeout, Clock clock, HealthRegistry liveness, HealthRegistry readiness) {
+  NodeAgentHealth(NodeAgent agent, Duration period, Duration callTimeout, Clock clock) {
+    this.agent = agent;
+    this.clock = clock;
     // A round takes at most two calls' timeouts and a patch per changed pod; three periods on top.
-    var stuckAfter = period.multipliedBy(3).plus(callTimeout.multipliedBy(2)).plusSeconds(30);
-    var started = clock.instant();
-    var answered = new java.util.concurrent.atomic.AtomicBoolean();
-    liveness.register(NAME, () -> {
-      var last = agent.lastRound();
-      var since = Duration.between(last.map(NodeAgent.Round::at).orElse(started), clock.instant());
-      return HealthCheckResponse.named(NAME).status(since.compareTo(stuckAfter) < 0)
-          .withData("secondsSinceLastRound", since.toSeconds()).build();
-    });
-    readiness.register(NAME, () -> {
-      var last = agent.lastRound();
-      if (last.isPresent() && last.get().kubeletAnswered() && agent.podsSynced()) {
-        answered.set(true);
-      }
-      return HealthCheckResponse.named(NAME).status(answered.get())
-          .withData("kubeletAnswered", last.map(NodeAgent.Round::kubeletAnswered).orElse(false))
-          .withData("podsListed", agent.podsSynced()).build();
-    });
+    this.stuckAfter = period.multipliedBy(3).plus(callTimeout.multipliedBy(2)).plusSeconds(30);
+    this.started = clock.instant();
+  }
+
+  Answer live() {
+    var since = Duration.between(agent.lastRound().map(NodeAgent.Round::at).orElse(started), clock.instant());
+    return answer(since.compareTo(stuckAfter) < 0, "\"secondsSinceLastRound\":" + since.toSeconds());
+  }
+
+  Answer ready() {
+    var last = agent.lastRound();
+    var answered = last.map(NodeAgent.Round::kubeletAnswered).orElse(false);
+    if (answered && agent.podsSynced()) {
+      ready = true;
+    }
+    return answer(ready, "\"kubeletAnswered\":" + answered + ",\"podsListed\":" + agent.podsSynced());
+  }
+
+  /** Started once the agent runs (this object exists only then). */
+  Answer started() {
+    return answer(true, "\"node\":\"" + agent.node() + "\"");
+  }
+
+  private static Answer answer(boolean up, String data) {
+    var status = up ? "UP" : "DOWN";
+    return new Answer(up ? 200 : 503,
+        "{\"status\":\"" + status + "\",\"checks\":[{\"name\":\"node-agent\",\"status\":\"" + status + "\",\"data\":{" + data + "}}]}");
   }
 }

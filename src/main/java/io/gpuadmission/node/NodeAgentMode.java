@@ -1,74 +1,60 @@
 package io.gpuadmission.node;
 
 import io.gpuadmission.cluster.ClusterConnection;
+import io.gpuadmission.mode.NodeAgentStartup;
 import io.quarkus.runtime.ShutdownEvent;
-import io.quarkus.runtime.StartupEvent;
+import io.vertx.core.Vertx;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
 import java.time.Clock;
 import java.util.HashSet;
 import java.util.Optional;
-import org.eclipse.microprofile.config.inject.ConfigProperty;
-import io.smallrye.health.api.HealthRegistry;
-import org.eclipse.microprofile.health.Liveness;
-import org.eclipse.microprofile.health.Readiness;
 
 /**
- * Starts the node agent when the artifact runs as one ({@code gpu-admission.mode=node-agent}, env
- * GPU_ADMISSION_MODE); in any other mode it does nothing.
+ * Runs the node agent in node-agent mode ({@code gpu-admission.mode=node-agent}, env
+ * GPU_ADMISSION_MODE): it starts on {@link NodeAgentStartup}, which only that mode fires, and
+ * serves its health on a listener of its own ({@link NodeHealthListener}).
  */
 @ApplicationScoped
 public class NodeAgentMode {
-  static final String MODE = "node-agent";
-
-  private final String mode;
   private final NodeAgentConfig config;
   private final ClusterConnection cluster;
+  private final Vertx vertx;
   private volatile NodeAgent agent;
   private PodResourcesClient kubelet;
+  private NodeHealthListener health;
 
-  private final HealthRegistry liveness;
-  private final HealthRegistry readiness;
-
-  public NodeAgentMode(
-      @ConfigProperty(name = "gpu-admission.mode", defaultValue = "server") String mode,
-      NodeAgentConfig config,
-      ClusterConnection cluster,
-      @Liveness HealthRegistry liveness,
-      @Readiness HealthRegistry readiness) {
-    this.mode = mode;
+  public NodeAgentMode(NodeAgentConfig config, ClusterConnection cluster, Vertx vertx) {
     this.config = config;
     this.cluster = cluster;
-    this.liveness = liveness;
-    this.readiness = readiness;
+    this.vertx = vertx;
   }
 
-  public boolean active() {
-    return MODE.equals(mode);
-  }
-
-  /** The running agent; empty in other modes. */
+  /** The running agent, if this process is one. */
   public Optional<NodeAgent> agent() {
     return Optional.ofNullable(agent);
   }
 
-  void start(@Observes StartupEvent event) {
-    if (!active()) {
-      return;
-    }
+  void start(@Observes NodeAgentStartup event) {
     var node = config.nodeName().filter(n -> !n.isBlank()).orElseThrow(() -> new IllegalStateException(
-        "gpu-admission.node-agent.node-name is not set: the DaemonSet passes the node's name as GPU_ADMISSION_NODE_AGENT_NODE_NAME (fieldRef spec.nodeName)"));
+        "gpu-admission.node-agent.node-name is not set: the DaemonSet passes the node's name as GPU_ADMISSION_NODE_AGENT_NODE_NAME"
+            + " (fieldRef spec.nodeName)"));
     if (!cluster.available()) {
-      throw new IllegalStateException("the node agent needs the API server (in a pod, or KUBECONFIG), to record GPUs on pods");
+      throw new IllegalStateException("the node agent needs the API server (in a pod, or KUBECONFIG) to record GPUs on pods");
     }
     kubelet = new PodResourcesClient(config.socket(), config.callTimeout());
     var index = DeviceIndex.fromDriver(config.nvidiaGpus(), Clock.systemUTC());
     var settings = new NodeAgent.Settings(node, new HashSet<>(config.resources()), config.period());
     agent = NodeAgent.create(cluster.client(), kubelet, index, settings, Clock.systemUTC()).start();
-    NodeAgentHealth.register(agent, config.period(), config.callTimeout(), Clock.systemUTC(), liveness, readiness);
+    health = NodeHealthListener.start(vertx, config.healthPort(),
+        new NodeAgentHealth(agent, config.period(), config.callTimeout(), Clock.systemUTC()));
   }
 
-  void stop(@Observes ShutdownEvent event) {
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
+    if (health != null) {
+      health.close();
+    }
     if (agent != null) {
       agent.close();
     }

@@ -76,7 +76,7 @@ class NodeAgentManifestsTest {
     assertThat(pod.getTolerations()).singleElement().satisfies(t -> assertThat(t.getOperator()).isEqualTo("Exists"));
     assertThat(Boolean.TRUE.equals(pod.getHostNetwork()) || Boolean.TRUE.equals(pod.getHostPID())).isFalse();
     // Health only, on the port the probes call.
-    assertThat(container.getPorts()).extracting(p -> p.getName() + " " + p.getContainerPort()).containsExactly("health " + env(container, "QUARKUS_HTTP_PORT"));
+    assertThat(container.getPorts()).extracting(p -> p.getName() + " " + p.getContainerPort()).containsExactly("health " + defaultOf("healthPort"));
     for (var probe : List.of(container.getStartupProbe(), container.getReadinessProbe(), container.getLivenessProbe())) {
       assertThat(probe.getHttpGet().getPort().getStrVal()).isEqualTo("health");
       assertThat(probe.getHttpGet().getPath()).startsWith("/q/health/");
