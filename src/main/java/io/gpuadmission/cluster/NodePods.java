@@ -4,20 +4,36 @@ import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.gpuadmission.placement.GpuAnnotations;
 import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 
 /**
  * The pods bound to one node, for that node's agent: one watch with a {@code spec.nodeName} field
- * selector (what the kubelet itself watches), each pod stripped to its identity, node and the
- * two GPU annotations the agent compares (our choice and what the node gave).
+ * selector (what the kubelet itself watches), each pod stripped to its identity, node and the two
+ * GPU annotations the agent compares (the extender's choice and what the node gave).
  */
 public final class NodePods implements AutoCloseable {
+  /** A pod of this node as the agent needs it. */
+  public record NodePod(String namespace, String name, String uid, String node, Map<String, String> annotations) {
+    public NodePod {
+      annotations = Map.copyOf(annotations);
+    }
+
+    public String key() {
+      return namespace + "/" + name;
+    }
+  }
+
+  private final KubernetesClient client;
   private final SharedIndexInformer<Pod> informer;
 
-  private NodePods(SharedIndexInformer<Pod> informer) {
+  private NodePods(KubernetesClient client, SharedIndexInformer<Pod> informer) {
+    this.client = client;
     this.informer = informer;
   }
 
@@ -27,12 +43,31 @@ public final class NodePods implements AutoCloseable {
     informer.removeNamespaceIndex();
     informer.itemStore(new KeepOnlyStore<Pod>(p -> true, NodePods::strip));
     Informers.start(informer, "node pods");
-    return new NodePods(informer);
+    return new NodePods(client, informer);
   }
 
-  /** The pod as last seen, if it is on this node. */
-  public Optional<Pod> get(String namespace, String name) {
-    return Optional.ofNullable(informer.getStore().getByKey(namespace + "/" + name));
+  /** The pod as last seen, if the API server shows it on a node. */
+  public Optional<NodePod> get(String namespace, String name) {
+    var pod = informer.getStore().getByKey(namespace + "/" + name);
+    if (pod == null) {
+      return Optional.empty();
+    }
+    var meta = pod.getMetadata();
+    return Optional.of(new NodePod(meta.getNamespace(), meta.getName(), meta.getUid(), pod.getSpec().getNodeName(),
+        meta.getAnnotations() == null ? Map.of() : meta.getAnnotations()));
+  }
+
+  /**
+   * A JSON merge patch of the pod, sent as is: on a pod object, because fabric8 first reads a pod
+   * named only by name (a get, which the agent's RBAC does not grant).
+   */
+  public void patch(NodePod pod, String mergePatch) {
+    var meta = new ObjectMeta();
+    meta.setNamespace(pod.namespace());
+    meta.setName(pod.name());
+    var target = new Pod();
+    target.setMetadata(meta);
+    client.pods().inNamespace(pod.namespace()).resource(target).patch(PatchContext.of(PatchType.JSON_MERGE), mergePatch);
   }
 
   public boolean synced() {
@@ -51,15 +86,15 @@ public final class NodePods implements AutoCloseable {
     meta.setNamespace(source.getNamespace());
     meta.setUid(source.getUid());
     meta.setResourceVersion(source.getResourceVersion());
+    var kept = new HashMap<String, String>();
     if (source.getAnnotations() != null) {
-      var kept = new HashMap<String, String>();
       for (var key : new String[] {GpuAnnotations.GPU_INDICES, GpuAnnotations.GPU_ALLOCATED}) {
         if (source.getAnnotations().containsKey(key)) {
           kept.put(key, source.getAnnotations().get(key));
         }
       }
-      meta.setAnnotations(kept);
     }
+    meta.setAnnotations(kept);
     var spec = new PodSpec();
     spec.setNodeName(pod.getSpec() == null ? null : pod.getSpec().getNodeName());
     var out = new Pod();

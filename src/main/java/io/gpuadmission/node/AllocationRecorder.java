@@ -1,12 +1,11 @@
 package io.gpuadmission.node;
 
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
-import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.gpuadmission.cluster.ClusterEvents;
+import io.gpuadmission.cluster.NodePods;
+import io.gpuadmission.cluster.NodePods.NodePod;
 import io.gpuadmission.placement.GpuAnnotations;
 import java.time.Clock;
 import java.util.HashSet;
@@ -43,22 +42,22 @@ final class AllocationRecorder {
   }
 
   private final KubernetesClient client;
+  private final NodePods pods;
   private final Clock clock;
   /** Pod UID to the value this agent wrote, until the informer shows it (or the pod goes). */
   private final Map<String, String> written = new ConcurrentHashMap<>();
   private volatile String lastFailure = "";
 
-  AllocationRecorder(KubernetesClient client, Clock clock) {
+  AllocationRecorder(KubernetesClient client, NodePods pods, Clock clock) {
     this.client = client;
+    this.pods = pods;
     this.clock = clock;
   }
 
-  Outcome record(Pod pod, List<Integer> gpus) {
-    var meta = pod.getMetadata();
-    var uid = meta.getUid();
+  Outcome record(NodePod pod, List<Integer> gpus) {
+    var uid = pod.uid();
     var value = GpuAnnotations.join(gpus);
-    var annotations = meta.getAnnotations() == null ? Map.<String, String>of() : meta.getAnnotations();
-    var current = annotations.get(GpuAnnotations.GPU_ALLOCATED);
+    var current = pod.annotations().get(GpuAnnotations.GPU_ALLOCATED);
     if (value.equals(current)) {
       written.remove(uid);
       return Outcome.UNCHANGED;
@@ -69,11 +68,10 @@ final class AllocationRecorder {
     var patch = client.getKubernetesSerialization().asJson(
         Map.of("metadata", Map.of("uid", uid, "annotations", Map.of(GpuAnnotations.GPU_ALLOCATED, value))));
     try {
-      // On the pod as the informer has it: fabric8 reads a pod named only by name first (a get).
-      client.pods().resource(pod).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+      pods.patch(pod, patch);
     } catch (KubernetesClientException e) {
       if (e.getCode() == 404 || e.getCode() == 409 || e.getCode() == 422) {
-        LOG.debugf("pod %s/%s went before its GPUs were recorded (HTTP %d)", meta.getNamespace(), meta.getName(), e.getCode());
+        LOG.debugf("pod %s went before its GPUs were recorded (HTTP %d)", pod.key(), e.getCode());
         return Outcome.GONE;
       }
       lastFailure = message(e);
@@ -81,7 +79,7 @@ final class AllocationRecorder {
     }
     written.put(uid, value);
     if (current == null) {
-      tellIfOverridden(pod, annotations.get(GpuAnnotations.GPU_INDICES), gpus);
+      tellIfOverridden(pod, pod.annotations().get(GpuAnnotations.GPU_INDICES), gpus);
     }
     return Outcome.WRITTEN;
   }
@@ -95,7 +93,7 @@ final class AllocationRecorder {
     return lastFailure;
   }
 
-  private void tellIfOverridden(Pod pod, String asked, List<Integer> gpus) {
+  private void tellIfOverridden(NodePod pod, String asked, List<Integer> gpus) {
     if (asked == null) {
       return;
     }
@@ -108,17 +106,16 @@ final class AllocationRecorder {
     if (new HashSet<>(chosen).equals(new HashSet<>(gpus))) {
       return;
     }
-    var meta = pod.getMetadata();
-    var about = new ObjectReferenceBuilder().withApiVersion("v1").withKind("Pod").withNamespace(meta.getNamespace())
-        .withName(meta.getName()).withUid(meta.getUid()).build();
+    var about = new ObjectReferenceBuilder().withApiVersion("v1").withKind("Pod").withNamespace(pod.namespace())
+        .withName(pod.name()).withUid(pod.uid()).build();
     var message = "asked " + GpuAnnotations.join(chosen) + ", the node gave " + GpuAnnotations.join(gpus);
     try {
       ClusterEvents.publish(client, clock.instant(), about, "Warning", OVERRIDDEN, message);
     } catch (KubernetesClientException e) {
       // An Event is a courtesy: the annotation, which the ledger reads, is written.
-      LOG.debugf("could not publish Event %s on %s/%s: %s", OVERRIDDEN, meta.getNamespace(), meta.getName(), e.getMessage());
+      LOG.debugf("could not publish Event %s on %s: %s", OVERRIDDEN, pod.key(), e.getMessage());
     }
-    LOG.infof("pod %s/%s: %s", meta.getNamespace(), meta.getName(), message);
+    LOG.infof("pod %s: %s", pod.key(), message);
   }
 
   static String message(KubernetesClientException e) {

@@ -55,7 +55,7 @@ public final class NodeAgent implements AutoCloseable {
     this.settings = settings;
     this.clock = clock;
     this.pods = NodePods.start(client, settings.node());
-    this.recorder = new AllocationRecorder(client, clock);
+    this.recorder = new AllocationRecorder(client, pods, clock);
   }
 
   /** Starts watching this node's pods; rounds begin with {@link #start}, or are run by hand with {@link #round}. */
@@ -117,11 +117,11 @@ public final class NodeAgent implements AutoCloseable {
     for (var gpus : held.values()) {
       sayUnmapped(gpus);
       var pod = pods.get(gpus.namespace(), gpus.name());
-      if (pod.isEmpty() || !settings.node().equals(pod.get().getSpec().getNodeName())) {
+      if (pod.isEmpty() || !settings.node().equals(pod.get().node())) {
         // Not (yet) shown on this node by the API server: written in a later round, or never.
         continue;
       }
-      listed.add(pod.get().getMetadata().getUid());
+      listed.add(pod.get().uid());
       if (gpus.gpus().isEmpty()) {
         continue;
       }
