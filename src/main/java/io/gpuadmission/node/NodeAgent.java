@@ -2,6 +2,8 @@ package io.gpuadmission.node;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.cluster.NodePods;
+import io.gpuadmission.node.podresources.v1.AllocatableResourcesResponse;
+import io.gpuadmission.placement.GpuAnnotations;
 import io.grpc.StatusRuntimeException;
 import java.time.Clock;
 import java.time.Duration;
@@ -46,6 +48,8 @@ public final class NodeAgent implements AutoCloseable {
   private final Set<String> saidUnmapped = new HashSet<>();
   private ScheduledExecutorService rounds;
   private String kubeletProblem;
+  /** Whether the kubelet's allocatable devices were said since it last (re)connected. */
+  private boolean offered;
   private boolean apiServerFailing;
   private volatile Round last;
 
@@ -86,6 +90,12 @@ public final class NodeAgent implements AutoCloseable {
   }
 
   private void roundSafely() {
+    if (!pods.synced()) {
+      // Before the first list of this node's pods every pod would look absent: try again shortly
+      // rather than a whole period later.
+      rounds.schedule(this::roundSafely, 500, TimeUnit.MILLISECONDS);
+      return;
+    }
     try {
       round();
     } catch (RuntimeException e) {
@@ -112,6 +122,10 @@ public final class NodeAgent implements AutoCloseable {
     if (kubeletProblem != null) {
       LOG.infof("the kubelet's PodResources API answers again");
       kubeletProblem = null;
+      offered = false;
+    }
+    if (!offered) {
+      sayOffered();
     }
     var listed = new HashSet<String>();
     for (var gpus : held.values()) {
@@ -147,6 +161,38 @@ public final class NodeAgent implements AutoCloseable {
     var round = new Round(clock.instant(), answered, Map.copyOf(outcomes));
     last = round;
     return round;
+  }
+
+  /**
+   * Once per connection to a kubelet: the GPUs it allocates from (GetAllocatableResources), by
+   * index, so that a device the driver's table cannot place is said before any pod holds it.
+   */
+  private void sayOffered() {
+    AllocatableResourcesResponse devices;
+    try {
+      devices = kubelet.allocatable();
+    } catch (StatusRuntimeException e) {
+      LOG.debugf("GetAllocatableResources: %s", kubelet.problem(e));
+      return;
+    }
+    offered = true;
+    var indices = new java.util.TreeSet<Integer>();
+    for (var resource : devices.getDevicesList()) {
+      if (!settings.resources().contains(resource.getResourceName())) {
+        continue;
+      }
+      for (var id : resource.getDeviceIdsList()) {
+        var index = this.index.indexOf(id);
+        if (index.isPresent()) {
+          indices.add(index.getAsInt());
+        } else if (saidUnmapped.add(id)) {
+          LOG.warnf("the kubelet allocates device %s, which has no GPU index: not a GPU UUID the NVIDIA driver lists, nor an"
+              + " index; pods given it will not have it recorded (said once)", id);
+        }
+      }
+    }
+    LOG.infof("the kubelet allocates whole GPUs %s of %s", indices.isEmpty() ? "(none)" : GpuAnnotations.join(List.copyOf(indices)),
+        String.join(", ", new java.util.TreeSet<>(settings.resources())));
   }
 
   private void sayUnmapped(PodGpus gpus) {

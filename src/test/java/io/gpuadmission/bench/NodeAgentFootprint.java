@@ -170,6 +170,12 @@ public final class NodeAgentFootprint {
       var cpu = (cpuNanos(pid) - before) / 1e6;
       var rounds = kubelet.lists() - lists;
       var rss = rssMib(pid);
+      if (Boolean.getBoolean("bench.pmap")) {
+        var out = new String(new ProcessBuilder("pmap", "-x", Long.toString(pid)).redirectErrorStream(true).start().getInputStream().readAllBytes());
+        System.out.println(out.lines().skip(2).filter(l -> l.matches("^[0-9a-f]+ .*"))
+            .sorted(java.util.Comparator.comparingLong((String l) -> -Long.parseLong(l.trim().split("\\s+")[2]))).limit(25)
+            .collect(java.util.stream.Collectors.joining("\n")));
+      }
       if (NMT) {
         System.out.println(label + ": threads=" + Files.list(Path.of("/proc/" + pid + "/task")).count());
         var jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd").toString();

@@ -66,6 +66,7 @@ class NodeAgentTest {
     api = MockApiServer.start(5, null);
     admin = api.admin();
     kubelet = FakeKubelet.start(dir);
+    kubelet.allocatable(devices("nvidia.com/gpu", GPU));
     podResources = new PodResourcesClient(kubelet.socket(), Duration.ofSeconds(2));
   }
 
@@ -223,15 +224,19 @@ class NodeAgentTest {
       assertThat(allocated(multi)).isEqualTo("5,6,7");
       assertThat(log.records()).extracting(LogCapture::text).containsExactly(
           "the kubelet's PodResources API at " + kubelet.socket() + " does not answer (no socket: the kubelet is restarting, or its pod-resources directory is not mounted); asking again every 5s",
-          "the kubelet's PodResources API answers again");
+          "the kubelet's PodResources API answers again",
+          "the kubelet allocates whole GPUs 0,1,2,3,4,5,6,7 of aliyun.com/gpu, nvidia.com/gpu");
     }
   }
 
   @Test
   void leavesOutDevicesWithoutAnIndexAndSaysSoOnce() {
     var pod = create("pod-mig.yaml");
-    kubelet.answer(pod("ml-team-b", "notebook-mig", container("jupyter", devices("nvidia.com/gpu",
-        GPU[3], "MIG-4d5e6f70-8192-5a3b-9c4d-5e6f7a8b9c0d", "GPU-00000000-0000-0000-0000-00000000dead"))));
+    var mig = "MIG-4d5e6f70-8192-5a3b-9c4d-5e6f7a8b9c0d";
+    var unknown = "GPU-00000000-0000-0000-0000-00000000dead";
+    // The MIG slice is among the devices the kubelet allocates from: said before any pod holds it.
+    kubelet.allocatable(devices("nvidia.com/gpu", GPU[3], mig));
+    kubelet.answer(pod("ml-team-b", "notebook-mig", container("jupyter", devices("nvidia.com/gpu", GPU[3], mig, unknown))));
     var agent = agent();
 
     try (var log = LogCapture.of(NodeAgent.class, true)) {
@@ -240,10 +245,11 @@ class NodeAgentTest {
 
       assertThat(allocated(pod)).isEqualTo("3");
       assertThat(log.records()).extracting(LogCapture::text).containsExactly(
-          "device MIG-4d5e6f70-8192-5a3b-9c4d-5e6f7a8b9c0d (pod ml-team-b/notebook-mig) has no GPU index: not a GPU UUID the NVIDIA"
-              + " driver lists, nor an index; left out of the pod's GPUs (said once)",
-          "device GPU-00000000-0000-0000-0000-00000000dead (pod ml-team-b/notebook-mig) has no GPU index: not a GPU UUID the"
-              + " NVIDIA driver lists, nor an index; left out of the pod's GPUs (said once)");
+          "the kubelet allocates device " + mig + ", which has no GPU index: not a GPU UUID the NVIDIA driver lists, nor an index;"
+              + " pods given it will not have it recorded (said once)",
+          "the kubelet allocates whole GPUs 3 of aliyun.com/gpu, nvidia.com/gpu",
+          "device " + unknown + " (pod ml-team-b/notebook-mig) has no GPU index: not a GPU UUID the NVIDIA driver lists, nor an"
+              + " index; left out of the pod's GPUs (said once)");
     }
   }
 
@@ -288,11 +294,57 @@ class NodeAgentTest {
 
       assertThat(allocated(single)).isEqualTo("4");
       assertThat(allocated(multi)).isEqualTo("5,6");
-      assertThat(log.records()).extracting(LogCapture::text).hasSize(2).satisfies(lines -> {
-        assertThat(lines.get(0)).startsWith("cannot record the GPUs of 2 pods: ").endsWith("; trying again every 5s");
-        assertThat(lines.get(1)).isEqualTo("recording the pods' GPUs again");
+      assertThat(log.records()).extracting(LogCapture::text).hasSize(3).satisfies(lines -> {
+        assertThat(lines.get(0)).isEqualTo("the kubelet allocates whole GPUs 0,1,2,3,4,5,6,7 of aliyun.com/gpu, nvidia.com/gpu");
+        assertThat(lines.get(1)).startsWith("cannot record the GPUs of 2 pods: ").endsWith("; trying again every 5s");
+        assertThat(lines.get(2)).isEqualTo("recording the pods' GPUs again");
       });
     }
+  }
+
+  @Test
+  void isLiveWhileRoundsRunAndReadyFromTheFirstAnswerOfTheKubelet() {
+    create("pod-single.yaml");
+    kubelet.answer(pod("ml-team-a", "resnet-eval", container("eval", devices("nvidia.com/gpu", GPU[4]))));
+    var agent = agent();
+    var now = new java.util.concurrent.atomic.AtomicReference<>(java.time.Instant.now());
+    var clock = new Clock() {
+      @Override
+      public java.time.Instant instant() {
+        return now.get();
+      }
+
+      @Override
+      public java.time.ZoneId getZone() {
+        return java.time.ZoneOffset.UTC;
+      }
+
+      @Override
+      public Clock withZone(java.time.ZoneId zone) {
+        return this;
+      }
+    };
+    var health = new NodeAgentHealth(agent, Duration.ofSeconds(5), Duration.ofSeconds(3), clock);
+
+    assertThat(health.ready()).isEqualTo(new NodeAgentHealth.Answer(503,
+        "{\"status\":\"DOWN\",\"checks\":[{\"name\":\"node-agent\",\"status\":\"DOWN\",\"data\":{\"kubeletAnswered\":false,\"podsListed\":true}}]}"));
+    assertThat(health.live().status()).isEqualTo(200);
+    kubelet.stop();
+    agent.round();
+    assertThat(health.ready().status()).isEqualTo(503);
+    kubelet.start();
+    agent.round();
+    assertThat(health.ready().status()).isEqualTo(200);
+    // A kubelet restart later does not make it unready; a round thread stuck for a minute makes it dead.
+    kubelet.stop();
+    var last = agent.round().at();
+    now.set(last.plusSeconds(30));
+    assertThat(health.ready().status()).isEqualTo(200);
+    assertThat(health.live().status()).isEqualTo(200);
+    now.set(last.plusSeconds(60));
+    assertThat(health.live()).isEqualTo(new NodeAgentHealth.Answer(503,
+        "{\"status\":\"DOWN\",\"checks\":[{\"name\":\"node-agent\",\"status\":\"DOWN\",\"data\":{\"secondsSinceLastRound\":60}}]}"));
+    assertThat(health.started().status()).isEqualTo(200);
   }
 
   @Test
