@@ -67,7 +67,7 @@ public final class BoundPods {
     if (source.getAnnotations() != null) {
       var kept = new HashMap<String, String>();
       source.getAnnotations().forEach((k, v) -> {
-        if (k.startsWith("ALIYUN_COM_GPU_MEM_") || k.equals(GpuAnnotations.GPU_INDICES)
+        if (k.startsWith("ALIYUN_COM_GPU_MEM_") || k.equals(GpuAnnotations.GPU_INDICES) || k.equals(GpuAnnotations.GPU_ALLOCATED)
             || (member && (k.equals(MemberPlan.PLAN) || k.equals(MemberPlan.NODE) || k.equals(MemberPlan.GPUS)))) {
           kept.put(k, v);
         }

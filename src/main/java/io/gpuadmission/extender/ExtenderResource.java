@@ -6,6 +6,7 @@ import io.gpuadmission.gang.GangInspection;
 import io.gpuadmission.gang.GangPlanning;
 import io.gpuadmission.gang.GangRegistry;
 import io.gpuadmission.placement.BindRequest;
+import io.gpuadmission.placement.ChoiceOverrides;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.LedgerInspection;
@@ -46,9 +47,13 @@ public class ExtenderResource {
   private final GangRegistry gangs;
   private final GangGate gangGate;
   private final GangPlanning gangPlanning;
+  private final ChoiceOverrides overrides;
 
-  /** gpushare's inspect ({@code nodes}) and the gangs. */
-  record Inspection(List<LedgerInspection.Node> nodes, List<GangInspection.Gang> gangs) {}
+  /**
+   * gpushare's inspect ({@code nodes}), the gangs, and the pods whose node gave other whole GPUs
+   * than bind chose ({@code overridden}: the ledger counts {@code given}).
+   */
+  record Inspection(List<LedgerInspection.Node> nodes, List<GangInspection.Gang> gangs, List<ChoiceOverrides.Override> overridden) {}
 
   public ExtenderResource(
       ExtenderService service,
@@ -60,8 +65,10 @@ public class ExtenderResource {
       LeaderGate gate,
       GangRegistry gangs,
       GangGate gangGate,
-      GangPlanning gangPlanning) {
+      GangPlanning gangPlanning,
+      ChoiceOverrides overrides) {
     this.gangPlanning = gangPlanning;
+    this.overrides = overrides;
     this.gangs = gangs;
     this.gangGate = gangGate;
     this.service = service;
@@ -153,7 +160,7 @@ public class ExtenderResource {
   @Path("inspect")
   @Produces(MediaType.APPLICATION_JSON)
   public Response inspect() {
-    return answer("inspect", () -> ExtenderCodec.write(new Inspection(LedgerInspection.of(ledger).nodes(), GangInspection.of(gangs, gangGate, gangPlanning))));
+    return answer("inspect", () -> ExtenderCodec.write(new Inspection(LedgerInspection.of(ledger).nodes(), GangInspection.of(gangs, gangGate, gangPlanning), overrides.list())));
   }
 
   @GET

@@ -14,6 +14,7 @@ import io.gpuadmission.gang.GangGate;
 import io.gpuadmission.gang.GangMetrics;
 import io.gpuadmission.gang.GangPlanning;
 import io.gpuadmission.gang.GangRegistry;
+import io.gpuadmission.placement.ChoiceOverrides;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementConfig;
@@ -27,6 +28,7 @@ import io.gpuadmission.preemption.GpuPreemptor;
 import io.gpuadmission.preemption.PodFactsIndex;
 import io.gpuadmission.preemption.PreemptionMetrics;
 import io.gpuadmission.preemption.PreemptionSearch;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -59,6 +61,7 @@ public class PlacementWiring {
   private final DisruptionBudgets budgets = new DisruptionBudgets();
   private DisruptionBudgetWatcher budgetWatcher;
   private final MeterRegistry meters;
+  private final ChoiceOverrides overrides;
   private LedgerWatcher watcher;
   private GangCoordinator coordinator;
   private PlacementLeadership leadership;
@@ -84,6 +87,15 @@ public class PlacementWiring {
         config.identity().or(() -> Optional.ofNullable(System.getenv("POD_NAME"))).orElseGet(PlacementWiring::hostName);
     // Without a cluster there is nobody to elect with and nothing to bind to: one replica leads.
     this.gate = cluster.available() ? new LeaderGate(identity) : LeaderGate.alone(identity);
+    this.overrides = new ChoiceOverrides(node -> Counter.builder("gpu_admission_gpu_choice_overridden_total")
+        .description("Pods whose node gave other whole GPUs than bind chose (its agent's gpu-allocated), as this replica saw them")
+        .tag("node", node).register(meters).increment());
+  }
+
+  @Produces
+  @Singleton
+  ChoiceOverrides overrides() {
+    return overrides;
   }
 
   @Produces
@@ -162,6 +174,7 @@ public class PlacementWiring {
         new LedgerWatcher(cluster.client(), ledger, policies::current)
             .alsoTell(podFacts::current, podFacts::gone)
             .alsoTell(gangs::current, gangs::gone)
+            .alsoTell(overrides::observe, overrides::gone)
             .start(nodes);
     budgetWatcher = new DisruptionBudgetWatcher(cluster.client(), budgets::current, budgets::gone).start();
     // Another job or replica label makes other pods gang members: read them all again.

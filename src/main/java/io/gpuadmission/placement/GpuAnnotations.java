@@ -20,6 +20,12 @@ public final class GpuAnnotations {
   public static final String MEM_ASSIGNED = "ALIYUN_COM_GPU_MEM_ASSIGNED";
   public static final String MEM_ASSUME_TIME = "ALIYUN_COM_GPU_MEM_ASSUME_TIME";
   public static final String GPU_INDICES = "gpu-admission.io/gpu-indices";
+  /**
+   * The whole GPUs the kubelet gave the pod's containers, written by the node agent: where present
+   * it counts instead of {@link #GPU_INDICES}, which is only the extender's wish (the device plugin
+   * chooses whole GPUs itself).
+   */
+  public static final String GPU_ALLOCATED = "gpu-admission.io/gpu-allocated";
 
   private GpuAnnotations() {}
 
@@ -34,8 +40,22 @@ public final class GpuAnnotations {
     return out;
   }
 
+  /**
+   * Where Alibaba's {@code arena top node} reads a topology pod's allocated GPUs (kubeflow/arena,
+   * pkg/apis/types: GPUTopologyAllocationLabel, GPUTopologyVisibleGPULabel): comma-separated
+   * indices, as ACK's topology scheduler writes them.
+   */
+  public static final String ACK_GPU_GROUP = "topology.kubernetes.io/gpu-group";
+  public static final String ACK_GPU_VISIBLE = "topology.kubernetes.io/gpu-visible";
+
   public static Map<String, String> whole(List<Integer> gpus) {
     return Map.of(GPU_INDICES, join(gpus));
+  }
+
+  /** Our choice, and with {@code ack} also ACK's two topology annotations holding the same GPUs. */
+  public static Map<String, String> whole(List<Integer> gpus, boolean ack) {
+    var indices = join(gpus);
+    return ack ? Map.of(GPU_INDICES, indices, ACK_GPU_GROUP, indices, ACK_GPU_VISIBLE, indices) : Map.of(GPU_INDICES, indices);
   }
 
   /**
@@ -56,8 +76,9 @@ public final class GpuAnnotations {
         var memory = Long.parseLong(annotations.get(MEM_POD).trim());
         return memory > 0 ? Optional.of(GpuClaim.bound(uid, key, node, List.of(gpu), memory)) : Optional.empty();
       }
-      if (annotations.get(GPU_INDICES) != null) {
-        return Optional.of(GpuClaim.bound(uid, key, node, parse(annotations.get(GPU_INDICES)), 0));
+      var whole = wholeGpus(annotations);
+      if (whole.isPresent()) {
+        return Optional.of(GpuClaim.bound(uid, key, node, whole.get(), 0));
       }
     } catch (NumberFormatException unreadable) {
       return Optional.empty();
@@ -69,6 +90,20 @@ public final class GpuAnnotations {
   public static String describe(GpuClaim claim, String shareResource) {
     var gpus = (claim.gpus().size() == 1 ? "GPU " : "GPUs ") + join(claim.gpus());
     return claim.whole() ? gpus : gpus + ", " + claim.memory() + "GiB of " + shareResource;
+  }
+
+  /**
+   * The whole GPUs a pod holds by its annotations: what the node gave ({@link #GPU_ALLOCATED}) once
+   * its agent has said, until then the extender's choice ({@link #GPU_INDICES}); a node without the
+   * agent keeps the choice. Throws NumberFormatException on an unreadable value.
+   */
+  static Optional<List<Integer>> wholeGpus(Map<String, String> annotations) {
+    var allocated = annotations.get(GPU_ALLOCATED);
+    if (allocated != null) {
+      return Optional.of(parse(allocated));
+    }
+    var chosen = annotations.get(GPU_INDICES);
+    return chosen == null ? Optional.empty() : Optional.of(parse(chosen));
   }
 
   public static boolean finished(Pod pod) {

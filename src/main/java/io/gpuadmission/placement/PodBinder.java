@@ -153,7 +153,8 @@ public final class PodBinder {
             : "cannot bind " + request.pod() + ": GPUs " + GpuAnnotations.join(claim.gpus()) + " of node " + request.node() + " were just taken";
       }
     }
-    var error = annotate(request, claim);
+    var ack = policies.get().topology().ackAnnotations() && TopologyJob.of(pod, policies.get().topology()).isPresent();
+    var error = annotate(request, claim, ack);
     if (error.isEmpty()) {
       error = createBinding(request, pod);
     }
@@ -192,11 +193,11 @@ public final class PodBinder {
     return Optional.empty();
   }
 
-  /** One merge patch with every annotation of the choice. */
-  private String annotate(BindRequest request, GpuClaim claim) {
+  /** One merge patch with every annotation of the choice ({@code ack}: ACK's topology ones too). */
+  private String annotate(BindRequest request, GpuClaim claim, boolean ack) {
     Map<String, String> annotations =
         claim.whole()
-            ? GpuAnnotations.whole(claim.gpus())
+            ? GpuAnnotations.whole(claim.gpus(), ack)
             : GpuAnnotations.share(
                 claim.gpus().get(0),
                 claim.memory(),

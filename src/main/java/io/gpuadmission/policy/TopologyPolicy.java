@@ -6,7 +6,9 @@ import java.util.List;
 /**
  * How a pod of a topology-aware training job is recognised and what it receives. {@code
  * requireNVLink}: a member asking two or more whole GPUs is placed only on GPUs that are all
- * pairwise NVLink-connected, per its node model's matrix in {@code allocator.topologies}.
+ * pairwise NVLink-connected, per its node model's matrix in {@code allocator.topologies}. {@code
+ * ackAnnotations}: bind also writes the chosen GPUs in the annotations Alibaba's {@code arena top
+ * node} reads for a topology pod ({@code topology.kubernetes.io/gpu-group} and {@code gpu-visible}).
  */
 public record TopologyPolicy(
     String jobLabel,
@@ -20,7 +22,8 @@ public record TopologyPolicy(
     String dnsPolicy,
     List<String> allowedNamespaces,
     ConflictMode onConflict,
-    boolean requireNVLink) {
+    boolean requireNVLink,
+    boolean ackAnnotations) {
 
   public TopologyPolicy {
     allowedNamespaces = List.copyOf(allowedNamespaces);

@@ -26,15 +26,25 @@ import java.util.List;
  * 410 Gone once, as kube-apiserver does when that version has been compacted away: the informer
  * lists again. (Resumed watches otherwise miss changes, and on the mock some fail with 400.)
  */
-final class MockApiServer implements AutoCloseable {
+public final class MockApiServer implements AutoCloseable {
   private final KubernetesCrudDispatcher objects = new KubernetesCrudDispatcher(List.of());
   private final java.util.Set<String> goneSent = java.util.concurrent.ConcurrentHashMap.newKeySet();
   /** Set by a restart: only watches resuming across an outage are refused. */
   private volatile boolean restarted;
+  /** Answers the test puts in place of the store's, for requests it picks. */
+  private final java.util.List<java.util.function.Function<RecordedRequest, MockResponse>> instead =
+      new java.util.concurrent.CopyOnWriteArrayList<>();
   private final Dispatcher store =
       new Dispatcher() {
         @Override
         public MockResponse dispatch(RecordedRequest request) {
+          for (var answer : instead) {
+            var response = answer.apply(request);
+            if (response != null) {
+              return response;
+            }
+          }
+          request = withoutNodeSelector(request);
           var path = request.getPath();
           var resumes = path.contains("watch=true") && path.matches(".*[?&]resourceVersion=[1-9].*");
           if (restarted && resumes && goneSent.add(path.substring(0, path.indexOf('?')))) {
@@ -45,11 +55,27 @@ final class MockApiServer implements AutoCloseable {
           return objects.dispatch(request);
         }
       };
+  /**
+   * The mock selects by labels and metadata.name only; a {@code spec.nodeName} field selector (a
+   * node agent's watch) would match nothing. It is dropped: such a client then sees every pod, and
+   * its own check of each pod's node is what keeps other nodes' pods out.
+   */
+  private static RecordedRequest withoutNodeSelector(RecordedRequest request) {
+    var path = request.getPath();
+    var selector = java.util.regex.Pattern.compile("([?&])fieldSelector=spec\\.nodeName(%3D|=)[^&]*&?");
+    var matcher = selector.matcher(path);
+    if (!matcher.find()) {
+      return request;
+    }
+    var stripped = matcher.replaceFirst("$1").replaceAll("[?&]$", "");
+    return new RecordedRequest(request.getHttpVersion(), request.method(), stripped, request.getHeaders(), request.getBody());
+  }
+
   private int port;
   private KubernetesMockServer server;
 
   /** Starts with the first {@code nodeCount} fixture nodes, the namespaces and a policy. */
-  static MockApiServer start(int nodeCount, String policyYaml) {
+  public static MockApiServer start(int nodeCount, String policyYaml) {
     var mock = new MockApiServer();
     mock.server = mock.newServer();
     mock.server.init(InetAddress.getLoopbackAddress(), 0);
@@ -62,12 +88,17 @@ final class MockApiServer implements AutoCloseable {
     return new KubernetesMockServer(new Context(), new MockWebServer(), new HashMap<>(), store, false);
   }
 
-  void stop() {
+  /** From now on, requests {@code answer} returns a response for get that response instead (null: the store's). */
+  public void answerInstead(java.util.function.Function<RecordedRequest, MockResponse> answer) {
+    instead.add(answer);
+  }
+
+  public void stop() {
     server.destroy();
     server = null;
   }
 
-  void restart() {
+  public void restart() {
     goneSent.clear();
     restarted = true;
     try {
@@ -81,7 +112,7 @@ final class MockApiServer implements AutoCloseable {
   }
 
   /** A client for changing objects, as a user would with kubectl. */
-  KubernetesClient admin() {
+  public KubernetesClient admin() {
     return server.createClient();
   }
 
@@ -94,7 +125,7 @@ final class MockApiServer implements AutoCloseable {
   }
 
   /** A client for the webhook's informers: fast reconnects, so the test need not wait long. */
-  KubernetesClient informerClient() {
+  public KubernetesClient informerClient() {
     return new KubernetesClientBuilder()
         .withConfig(new ConfigBuilder().withMasterUrl("http://127.0.0.1:" + port).withNamespace("default")
             .withWatchReconnectInterval(100).withWatchReconnectLimit(-1).withRequestTimeout(2000)

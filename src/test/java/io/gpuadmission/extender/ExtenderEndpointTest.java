@@ -354,6 +354,38 @@ class ExtenderEndpointTest {
     given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect/no-such-node").then().statusCode(404);
   }
 
+  @Test
+  void aPodWhoseNodeGaveOtherGpusIsCountedInTheLedgerShownAndMeasured() {
+    var topology = "cn-beijing.i-topo-v100-a";
+    var pod = client.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("node/pod-bert-worker-0.yaml")), Pod.class))
+        .create();
+    try {
+      var uid = pod.getMetadata().getUid();
+      await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claim(uid).map(c -> c.gpus().equals(java.util.List.of(0, 3))).orElse(false));
+
+      // What the node agent writes once the kubelet says the pod got GPUs 1 and 2 (NodeAgentTest).
+      client.pods().inNamespace("ml-team-a").withName("bert-worker-0")
+          .edit(p -> new io.fabric8.kubernetes.api.model.PodBuilder(p).editMetadata()
+              .addToAnnotations("gpu-admission.io/gpu-allocated", "1,2").endMetadata().build());
+
+      await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claim(uid).map(c -> c.gpus().equals(java.util.List.of(1, 2))).orElse(false));
+      var inspect = json(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect").then().statusCode(200).extract().asString());
+      assertThat(inspect.path("overridden")).isEqualTo(json(
+          "[{\"namespace\":\"ml-team-a\",\"name\":\"bert-worker-0\",\"node\":\"" + topology + "\",\"asked\":[0,3],\"given\":[1,2]}]"));
+      var node = json(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect/" + topology).then().statusCode(200).extract().asString());
+      assertThat(node.path("devs").findValues("pods")).extracting(pods -> pods.findValuesAsText("name"))
+          .containsExactly(java.util.List.of(), java.util.List.of("bert-worker-0"), java.util.List.of("bert-worker-0"), java.util.List.of(),
+              java.util.List.of(), java.util.List.of(), java.util.List.of(), java.util.List.of());
+      assertThat(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").asString())
+          .contains("gpu_admission_gpu_choice_overridden_total{node=\"" + topology + "\"} 1.0");
+    } finally {
+      client.resource(pod).delete();
+      await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claimsOn(topology).isEmpty());
+    }
+    assertThat(json(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect").then().extract().asString())
+        .path("overridden")).isEmpty();
+  }
+
   /** kube-scheduler's ExtenderArgs for a pod as the API server has it, over every fixture node. */
   private String argsFor(String namespace, String name) {
     var json = KubernetesJson.mapper().createObjectNode();

@@ -209,6 +209,9 @@ class ManifestsTest {
             // second scheduler, the API server's authentication config.
             .isIn(
                 "gpu-admission",
+                // The node agent's own namespace (a hostPath, which gpu-admission's Pod Security
+                // level refuses): its objects only.
+                object.getMetadata().getName().startsWith("gpu-admission-node") ? "gpu-admission-node" : "gpu-admission",
                 object instanceof RoleBinding || object instanceof io.fabric8.kubernetes.api.model.rbac.Role
                     ? "kube-system"
                     : "gpu-admission");

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Assumptions;
 final class Overlays {
   /** Every install the README offers, plus one combination of components. */
   static final List<String> ALL =
-      List.of("manifests", "manifests/cert-manager", "manifests/scheduler", "manifests/monitoring");
+      List.of("manifests", "manifests/cert-manager", "manifests/scheduler", "manifests/monitoring", "manifests/node-agent");
 
   /** kubectl 1.21 is the first to embed kustomize 4 (components, inline patches). */
   private static final int MINIMUM_MINOR = 21;
@@ -53,9 +53,9 @@ final class Overlays {
     return objects(render(dir));
   }
 
-  /** A kustomization in target/ that combines cert-manager with both components. */
+  /** A kustomization in target/ that combines cert-manager with every component. */
   static String combined() throws IOException {
-    var dir = Path.of("target", "overlays", "cert-manager-scheduler-monitoring");
+    var dir = Path.of("target", "overlays", "cert-manager-every-component");
     Files.createDirectories(dir);
     Files.writeString(
         dir.resolve("kustomization.yaml"),
@@ -67,6 +67,7 @@ final class Overlays {
         components:
         - ../../../manifests/components/scheduler
         - ../../../manifests/components/monitoring
+        - ../../../manifests/components/node-agent
         """);
     return dir.toString();
   }

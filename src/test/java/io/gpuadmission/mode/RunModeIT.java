@@ -101,15 +101,62 @@ class RunModeIT {
     assertThat(run.stdout() + run.stderr()).contains("Failed to start application");
   }
 
+  /**
+   * The node agent, against a mock API server that records every request and a kubelet socket that
+   * is not there: the health listener is its only one, and its only calls watch its node's pods
+   * (no server informer, no election).
+   */
   @Test
-  void theNodeAgentModeStartsNoListenerInformerOrElection() throws Exception {
-    env.put("GPU_ADMISSION_MODE", "node-agent");
-    try (var agent = PackagedApp.start(workingDirectory, env)) {
-      await().atMost(Duration.ofSeconds(60)).until(() -> agent.stdout().contains(" started in ") || !agent.alive());
-      assertThat(agent.stdout()).contains("node-agent mode: no webhook listener, no server informers, no leader election");
-      assertThat(agent.stdout()).doesNotContain("Listening on: http");
-      // Informers and the election start at once in server mode; here nothing calls the API server.
-      await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3)).until(() -> apiConnections.get() == 0 && agent.alive());
+  void theNodeAgentModeWatchesOnlyItsNodesPodsAndListensOnlyForHealth() throws Exception {
+    var requests = new java.util.concurrent.CopyOnWriteArrayList<String>();
+    try (var cluster = io.gpuadmission.cluster.MockApiServer.start(1, null); var health = new ServerSocket(0)) {
+      cluster.answerInstead(request -> {
+        requests.add(request.getMethod() + " " + request.getPath());
+        return null;
+      });
+      var kubeconfig = workingDirectory.resolve("agent-kubeconfig");
+      try (var admin = cluster.admin()) {
+        Files.writeString(kubeconfig, """
+            apiVersion: v1
+            kind: Config
+            clusters: [{name: c, cluster: {server: "%s"}}]
+            users: [{name: u, user: {token: t}}]
+            contexts: [{name: x, context: {cluster: c, user: u}}]
+            current-context: x
+            """.formatted(admin.getMasterUrl()));
+      }
+      var port = health.getLocalPort();
+      health.close();
+      env.put("KUBECONFIG", kubeconfig.toString());
+      env.put("GPU_ADMISSION_MODE", "node-agent");
+      env.put("GPU_ADMISSION_NODE_AGENT_NODE_NAME", "cn-beijing.i-topo-v100-a");
+      env.put("GPU_ADMISSION_NODE_AGENT_SOCKET", workingDirectory.resolve("no-kubelet/kubelet.sock").toString());
+      env.put("GPU_ADMISSION_NODE_AGENT_HEALTH_PORT", Integer.toString(port));
+      try (var agent = PackagedApp.start(workingDirectory, env)) {
+        await().atMost(Duration.ofSeconds(60)).until(() -> agent.stdout().contains(" started in ") || !agent.alive());
+        assertThat(agent.stdout()).contains("node-agent mode: no webhook listener, no server informers, no leader election");
+        assertThat(agent.stdout()).doesNotContain("Listening on: http");
+        var http = java.net.http.HttpClient.newHttpClient();
+        java.util.function.Function<String, Integer> status = path -> {
+          try {
+            return http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + path)).build(),
+                java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
+          } catch (IOException | InterruptedException e) {
+            throw new AssertionError(e);
+          }
+        };
+        await().atMost(Duration.ofSeconds(20)).until(() -> requests.stream().anyMatch(r -> r.contains("watch=true")));
+        assertThat(status.apply("/q/health/live")).isEqualTo(200);
+        // No kubelet: not ready, as a pod whose socket is not mounted shows in kubectl.
+        assertThat(status.apply("/q/health/ready")).isEqualTo(503);
+        assertThat(status.apply("/mutate")).isEqualTo(404);
+        assertThat(status.apply("/extender/inspect")).isEqualTo(404);
+        assertThat(agent.stdout()).contains("the kubelet's PodResources API at " + workingDirectory.resolve("no-kubelet/kubelet.sock")
+            + " does not answer (no socket: the kubelet is restarting, or its pod-resources directory is not mounted)");
+        assertThat(requests).isNotEmpty().allSatisfy(r -> assertThat(r)
+            .startsWith("GET /api/v1/pods?").contains("fieldSelector=spec.nodeName%3Dcn-beijing.i-topo-v100-a"));
+        assertThat(agent.alive()).isTrue();
+      }
     }
   }
 }

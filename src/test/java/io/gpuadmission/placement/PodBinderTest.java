@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.placement.GpuClaim.Phase;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.support.MutableClock;
+import io.gpuadmission.support.Fixtures;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -171,6 +172,41 @@ class PodBinderTest {
                 + " (its GPU resources: aliyun.com/gpu=8), pod needs 4");
     assertThat(client.pods().inNamespace(NS).withName("plain-4g").get().getSpec().getNodeName()).isNull();
     assertThat(ledger.claims()).isEmpty();
+  }
+
+  @Test
+  void topologyPodAlsoGetsAcksAnnotationsWhenThePolicyAsks() throws Exception {
+    var ack = io.gpuadmission.policy.PolicyParser.parse(
+        Fixtures.text(Fixtures.path("placement/policy-dgx1.yaml")) + "topology:\n  ackAnnotations: true\n");
+    var decider = new PlacementDecider(ledger, () -> ack);
+    var withAck = new PodBinder(client, ledger, decider, LeaderGate.alone("replica-a"), () -> ack, Clock.fixed(NOW, ZoneOffset.UTC),
+        Duration.ofSeconds(30));
+    var topology = create("pod-topology-4.yaml");
+    var plain = client.resource(new io.fabric8.kubernetes.api.model.PodBuilder().withNewMetadata().withName("inference-0").withNamespace(NS)
+        .endMetadata().withNewSpec().addNewContainer().withName("c").withImage("cuda").withNewResources()
+        .addToLimits("nvidia.com/gpu", new io.fabric8.kubernetes.api.model.Quantity("2")).endResources().endContainer().endSpec().build()).create();
+
+    assertThat(withAck.bind(request(topology, "gpu-dgx1"))).isEmpty();
+    assertThat(withAck.bind(request(plain, "gpu-dgx1"))).isEmpty();
+
+    assertThat(client.pods().inNamespace(NS).withName("trainer-4gpu-0").get().getMetadata().getAnnotations())
+        .containsExactlyInAnyOrderEntriesOf(Map.of(
+            "gpu-admission.io/gpu-indices", "0,1,2,3",
+            "topology.kubernetes.io/gpu-group", "0,1,2,3",
+            "topology.kubernetes.io/gpu-visible", "0,1,2,3"));
+    // A pod that is no topology job gets our annotation only, policy or not.
+    assertThat(client.pods().inNamespace(NS).withName("inference-0").get().getMetadata().getAnnotations())
+        .containsExactlyEntriesOf(Map.of("gpu-admission.io/gpu-indices", "4,7"));
+  }
+
+  @Test
+  void topologyPodGetsOnlyOurAnnotationByDefault() {
+    var topology = create("pod-topology-4.yaml");
+
+    assertThat(binder.bind(request(topology, "gpu-dgx1"))).isEmpty();
+
+    assertThat(client.pods().inNamespace(NS).withName("trainer-4gpu-0").get().getMetadata().getAnnotations())
+        .containsOnlyKeys("gpu-admission.io/gpu-indices");
   }
 
   @Test

@@ -30,7 +30,7 @@ class PolicyParserTest {
             gpuResources: [nvidia.com/gpu, example.com/gpu-*]
             nodeLabels: {model: nvidia.com/gpu.product, memory: nvidia.com/gpu.memory, count: nvidia.com/gpu.count, pool: example.com/pool, placement: example.com/placement}
             cpuPods: {keepOffGpuNodes: false, exemptOwnerKinds: [DaemonSet, Node]}
-            topology: {jobLabel: example.com/job, replicaLabel: example.com/replicas, wholeGpuResource: nvidia.com/gpu, resourceName: example.com/gpu, pool: topo, hostIPC: false, hostNetwork: true, hostPID: false, dnsPolicy: Default, allowedNamespaces: [ml]}
+            topology: {jobLabel: example.com/job, replicaLabel: example.com/replicas, wholeGpuResource: nvidia.com/gpu, resourceName: example.com/gpu, pool: topo, hostIPC: false, hostNetwork: true, hostPID: false, dnsPolicy: Default, allowedNamespaces: [ml], ackAnnotations: true}
             sharedMemory: {resourceName: example.com/gpu-mem, isolatedPool: iso, selfLimitedPool: shared, placement: spread, selfLimitedAnnotation: example.com/self, selfLimitedEnv: [TF_MEMORY_FRACTION]}
             gpuModel: {modelAnnotation: example.com/model, minMemoryAnnotation: example.com/min, memoryTolerancePercent: 5, namespaceDefaults: {ml: Tesla-T4}}
             allocator: {wholeGpu: first-fit, memoryShare: fgd, topologies: {Tesla-T4: "\\tGPU0\\tGPU1\\nGPU0\\t X \\tPHB\\nGPU1\\tPHB\\t X \\n"}}
@@ -57,7 +57,7 @@ class PolicyParserTest {
       textBlock =
           """
           invalid namespace  | topology:\\n  allowedNamespaces: [ml, research, Team_A] | line 2: topology.allowedNamespaces[2]: "Team_A" is not a valid namespace name
-          unknown key        | topology:\\n  hostIpc: true                           | line 2: topology.hostIpc: unknown key; known keys here: allowedNamespaces, dnsPolicy, hostIPC, hostNetwork, hostPID, jobLabel, onConflict, pool, replicaLabel, requireNVLink, resourceName, wholeGpuResource
+          unknown key        | topology:\\n  hostIpc: true                           | line 2: topology.hostIpc: unknown key; known keys here: ackAnnotations, allowedNamespaces, dnsPolicy, hostIPC, hostNetwork, hostPID, jobLabel, onConflict, pool, replicaLabel, requireNVLink, resourceName, wholeGpuResource
           unknown conflict   | topology:\\n  onConflict: ignore                        | line 2: topology.onConflict: "ignore" is not one of [refuse, skip]
           yaml alias         | topology:\\n  allowedNamespaces: &teams [ml]\\nexemptNamespaces: *teams | line 3: YAML aliases (*teams) are not supported in the policy; write the value out where the alias stands
           yaml merge key     | topology:\\n  <<: {hostIPC: true}                      | line 2: topology.<<: YAML merge keys (<<) are not supported in the policy; write the keys out

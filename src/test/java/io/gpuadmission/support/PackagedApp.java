@@ -46,6 +46,10 @@ public final class PackagedApp {
       return process.isAlive();
     }
 
+    public long pid() {
+      return process.pid();
+    }
+
     @Override
     public void close() throws InterruptedException {
       process.destroy();
@@ -70,13 +74,18 @@ public final class PackagedApp {
 
   /** Starts the jar with {@code args}; the caller closes it. */
   public static Running start(Path workingDirectory, Map<String, String> env, String... args) {
+    return start(workingDirectory, env, List.of(), args);
+  }
+
+  /** As {@link #start(Path, Map, String...)}, the java command run through {@code launcher} (e.g. taskset). */
+  public static Running start(Path workingDirectory, Map<String, String> env, List<String> launcher, String... args) {
     if (!Files.isRegularFile(JAR)) {
       throw new IllegalStateException(JAR + " is missing: run ./mvnw verify (package comes before the integration tests)");
     }
     try {
       var stdout = Files.createTempFile("gpu-admission-out", ".txt");
       var stderr = Files.createTempFile("gpu-admission-err", ".txt");
-      var command = new java.util.ArrayList<String>();
+      var command = new java.util.ArrayList<String>(launcher);
       command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
       command.add("-jar");
       command.add(JAR.toString());

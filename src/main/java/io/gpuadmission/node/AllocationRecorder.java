@@ -1,0 +1,132 @@
+package io.gpuadmission.node;
+
+import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.gpuadmission.cluster.ClusterEvents;
+import io.gpuadmission.cluster.NodePods;
+import io.gpuadmission.cluster.NodePods.NodePod;
+import io.gpuadmission.placement.GpuAnnotations;
+import java.time.Clock;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jboss.logging.Logger;
+
+/**
+ * Writes what a pod really holds on the pod ({@code gpu-admission.io/gpu-allocated}, indices), once,
+ * and again only when it changes; tells the pod, once, when the node gave other GPUs than the
+ * extender chose ({@code gpu-admission.io/gpu-indices}). The write is a merge patch that also names
+ * the pod's UID, which the API server treats as immutable: a pod deleted and recreated under the
+ * same name since it was read refuses it instead of receiving another pod's GPUs.
+ */
+final class AllocationRecorder {
+  private static final Logger LOG = Logger.getLogger(AllocationRecorder.class);
+  static final String OVERRIDDEN = "GpuChoiceOverridden";
+
+  /** What became of one pod's record. */
+  enum Outcome {
+    /** The pod already says so. */
+    UNCHANGED,
+    /** Written now. */
+    WRITTEN,
+    /** Written before; the informer does not show it yet. */
+    PENDING,
+    /** The pod is gone, or is another pod now (deleted between the kubelet's list and the write). */
+    GONE,
+    /** The API server did not take it; the next round tries again. */
+    FAILED
+  }
+
+  private final KubernetesClient client;
+  private final NodePods pods;
+  private final Clock clock;
+  /** Pod UID to the value this agent wrote, until the informer shows it (or the pod goes). */
+  private final Map<String, String> written = new ConcurrentHashMap<>();
+  private volatile String lastFailure = "";
+
+  AllocationRecorder(KubernetesClient client, NodePods pods, Clock clock) {
+    this.client = client;
+    this.pods = pods;
+    this.clock = clock;
+  }
+
+  Outcome record(NodePod pod, List<Integer> gpus) {
+    var uid = pod.uid();
+    var value = GpuAnnotations.join(gpus);
+    var current = pod.annotations().get(GpuAnnotations.GPU_ALLOCATED);
+    if (value.equals(current)) {
+      written.remove(uid);
+      return Outcome.UNCHANGED;
+    }
+    if (value.equals(written.get(uid))) {
+      return Outcome.PENDING;
+    }
+    var patch = client.getKubernetesSerialization().asJson(
+        Map.of("metadata", Map.of("uid", uid, "annotations", Map.of(GpuAnnotations.GPU_ALLOCATED, value))));
+    try {
+      pods.patch(pod, patch);
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 404 || e.getCode() == 409 || e.getCode() == 422) {
+        LOG.debugf("pod %s went before its GPUs were recorded (HTTP %d)", pod.key(), e.getCode());
+        return Outcome.GONE;
+      }
+      lastFailure = message(e);
+      return Outcome.FAILED;
+    }
+    written.put(uid, value);
+    if (current == null) {
+      tellIfOverridden(pod, pod.annotations().get(GpuAnnotations.GPU_INDICES), gpus);
+    }
+    return Outcome.WRITTEN;
+  }
+
+  /** Forgets pods no longer listed by the kubelet. */
+  void keepOnly(Set<String> uids) {
+    written.keySet().retainAll(uids);
+  }
+
+  String lastFailure() {
+    return lastFailure;
+  }
+
+  private void tellIfOverridden(NodePod pod, String asked, List<Integer> gpus) {
+    if (asked == null) {
+      return;
+    }
+    List<Integer> chosen;
+    try {
+      chosen = GpuAnnotations.parse(asked);
+    } catch (NumberFormatException unreadable) {
+      return;
+    }
+    if (new HashSet<>(chosen).equals(new HashSet<>(gpus))) {
+      return;
+    }
+    var about = new ObjectReferenceBuilder().withApiVersion("v1").withKind("Pod").withNamespace(pod.namespace())
+        .withName(pod.name()).withUid(pod.uid()).build();
+    var message = "asked " + GpuAnnotations.join(chosen) + ", the node gave " + GpuAnnotations.join(gpus);
+    try {
+      ClusterEvents.publish(client, clock.instant(), about, "Warning", OVERRIDDEN, message);
+    } catch (KubernetesClientException e) {
+      // An Event is a courtesy: the annotation, which the ledger reads, is written.
+      LOG.debugf("could not publish Event %s on %s: %s", OVERRIDDEN, pod.key(), e.getMessage());
+    }
+    LOG.infof("pod %s: %s", pod.key(), message);
+  }
+
+  static String message(KubernetesClientException e) {
+    var status = e.getStatus();
+    if (status != null && status.getMessage() != null) {
+      return status.getMessage() + " (HTTP " + e.getCode() + ")";
+    }
+    return e.getCause() == null ? e.getMessage() : e.getMessage() + ": " + e.getCause().getMessage();
+  }
+
+  Optional<String> writtenFor(String uid) {
+    return Optional.ofNullable(written.get(uid));
+  }
+}

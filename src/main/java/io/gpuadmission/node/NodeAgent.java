@@ -1,0 +1,224 @@
+package io.gpuadmission.node;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.gpuadmission.cluster.NodePods;
+import io.gpuadmission.node.podresources.v1.AllocatableResourcesResponse;
+import io.gpuadmission.placement.GpuAnnotations;
+import io.grpc.StatusRuntimeException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * One node's agent: every {@code period} it asks the kubelet what each container holds, maps GPU
+ * device IDs to indices and records each pod's GPUs on the pod (only pods the API server shows on
+ * this node). Each round starts again from the kubelet's answer and the pods' annotations, so
+ * nothing a failed round missed is lost: a kubelet restart, an API server outage or a pod deleted
+ * mid-round only delay the record to a later round. Each outage is said once when it starts and
+ * once when it ends; each device ID without an index is said once.
+ */
+public final class NodeAgent implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(NodeAgent.class);
+
+  /** What the agent needs besides its clients. */
+  public record Settings(String node, Set<String> resources, Duration period) {
+    public Settings {
+      resources = Set.copyOf(resources);
+    }
+  }
+
+  /** The outcome counts of one round, for tests and the health check. */
+  public record Round(Instant at, boolean kubeletAnswered, Map<AllocationRecorder.Outcome, Integer> outcomes) {}
+
+  private final PodResourcesClient kubelet;
+  private final DeviceIndex index;
+  private final Settings settings;
+  private final Clock clock;
+  private final NodePods pods;
+  private final AllocationRecorder recorder;
+  private final Set<String> saidUnmapped = new HashSet<>();
+  private ScheduledExecutorService rounds;
+  private String kubeletProblem;
+  /** Whether the kubelet's allocatable devices were said since it last (re)connected. */
+  private boolean offered;
+  private boolean apiServerFailing;
+  private volatile Round last;
+
+  private NodeAgent(KubernetesClient client, PodResourcesClient kubelet, DeviceIndex index, Settings settings, Clock clock) {
+    this.kubelet = kubelet;
+    this.index = index;
+    this.settings = settings;
+    this.clock = clock;
+    this.pods = NodePods.start(client, settings.node());
+    this.recorder = new AllocationRecorder(client, pods, clock);
+  }
+
+  /** Starts watching this node's pods; rounds begin with {@link #start}, or are run by hand with {@link #round}. */
+  public static NodeAgent create(KubernetesClient client, PodResourcesClient kubelet, DeviceIndex index, Settings settings, Clock clock) {
+    return new NodeAgent(client, kubelet, index, settings, clock);
+  }
+
+  /** Runs a round every period on a thread of its own. */
+  public NodeAgent start() {
+    LOG.infof("node agent for %s: kubelet at %s, %d GPUs in the driver's table, every %s", settings.node(), kubelet.socket(),
+        index.knownGpus(), every());
+    rounds = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "node-agent"));
+    rounds.scheduleWithFixedDelay(this::roundSafely, 0, settings.period().toMillis(), TimeUnit.MILLISECONDS);
+    return this;
+  }
+
+  /** The last round, if one has run. */
+  public java.util.Optional<Round> lastRound() {
+    return java.util.Optional.ofNullable(last);
+  }
+
+  public String node() {
+    return settings.node();
+  }
+
+  public boolean podsSynced() {
+    return pods.synced();
+  }
+
+  private void roundSafely() {
+    if (!pods.synced()) {
+      // Before the first list of this node's pods every pod would look absent: try again shortly
+      // rather than a whole period later.
+      rounds.schedule(this::roundSafely, 500, TimeUnit.MILLISECONDS);
+      return;
+    }
+    try {
+      round();
+    } catch (RuntimeException e) {
+      // The schedule must go on: a thrown exception would cancel it for good.
+      LOG.errorf(e, "node agent round failed");
+    }
+  }
+
+  /** One round: the kubelet's answer, then a record on each pod whose GPUs it does not show yet. */
+  public synchronized Round round() {
+    var outcomes = new EnumMap<AllocationRecorder.Outcome, Integer>(AllocationRecorder.Outcome.class);
+    Map<String, PodGpus> held;
+    try {
+      held = KubeletAllocations.of(kubelet.list(), settings.resources(), index);
+    } catch (StatusRuntimeException e) {
+      var problem = kubelet.problem(e);
+      if (kubeletProblem == null) {
+        LOG.warnf("the kubelet's PodResources API at %s does not answer (%s); asking again every %s", kubelet.socket(), problem,
+            every());
+      }
+      kubeletProblem = problem;
+      return finish(false, outcomes);
+    }
+    if (kubeletProblem != null) {
+      LOG.infof("the kubelet's PodResources API answers again");
+      kubeletProblem = null;
+      offered = false;
+    }
+    if (!offered) {
+      sayOffered();
+    }
+    var listed = new HashSet<String>();
+    for (var gpus : held.values()) {
+      sayUnmapped(gpus);
+      var pod = pods.get(gpus.namespace(), gpus.name());
+      if (pod.isEmpty() || !settings.node().equals(pod.get().node())) {
+        // Not (yet) shown on this node by the API server: written in a later round, or never.
+        continue;
+      }
+      listed.add(pod.get().uid());
+      if (gpus.gpus().isEmpty()) {
+        continue;
+      }
+      outcomes.merge(recorder.record(pod.get(), gpus.gpus()), 1, Integer::sum);
+    }
+    recorder.keepOnly(listed);
+    var failed = outcomes.getOrDefault(AllocationRecorder.Outcome.FAILED, 0);
+    if (failed > 0 && !apiServerFailing) {
+      LOG.warnf("cannot record the GPUs of %d pods: %s; trying again every %s", failed, recorder.lastFailure(), every());
+    } else if (failed == 0 && apiServerFailing) {
+      LOG.infof("recording the pods' GPUs again");
+    }
+    apiServerFailing = failed > 0;
+    return finish(true, outcomes);
+  }
+
+  private String every() {
+    var millis = settings.period().toMillis();
+    return millis % 1000 == 0 ? millis / 1000 + "s" : millis + "ms";
+  }
+
+  private Round finish(boolean answered, Map<AllocationRecorder.Outcome, Integer> outcomes) {
+    var round = new Round(clock.instant(), answered, Map.copyOf(outcomes));
+    last = round;
+    return round;
+  }
+
+  /**
+   * Once per connection to a kubelet: the GPUs it allocates from (GetAllocatableResources), by
+   * index, so that a device the driver's table cannot place is said before any pod holds it.
+   */
+  private void sayOffered() {
+    AllocatableResourcesResponse devices;
+    try {
+      devices = kubelet.allocatable();
+    } catch (StatusRuntimeException e) {
+      LOG.debugf("GetAllocatableResources: %s", kubelet.problem(e));
+      return;
+    }
+    offered = true;
+    var indices = new java.util.TreeSet<Integer>();
+    for (var resource : devices.getDevicesList()) {
+      if (!settings.resources().contains(resource.getResourceName())) {
+        continue;
+      }
+      for (var id : resource.getDeviceIdsList()) {
+        var index = this.index.indexOf(id);
+        if (index.isPresent()) {
+          indices.add(index.getAsInt());
+        } else if (saidUnmapped.add(id)) {
+          LOG.warnf("the kubelet allocates device %s, which has no GPU index: not a GPU UUID the NVIDIA driver lists, nor an"
+              + " index; pods given it will not have it recorded (said once)", id);
+        }
+      }
+    }
+    LOG.infof("the kubelet allocates whole GPUs %s of %s", indices.isEmpty() ? "(none)" : GpuAnnotations.join(List.copyOf(indices)),
+        String.join(", ", new java.util.TreeSet<>(settings.resources())));
+  }
+
+  private void sayUnmapped(PodGpus gpus) {
+    for (var id : gpus.unmapped()) {
+      if (saidUnmapped.add(id)) {
+        LOG.warnf("device %s (pod %s) has no GPU index: not a GPU UUID the NVIDIA driver lists, nor an index; left out of the"
+            + " pod's GPUs (said once)", id, gpus.key());
+      }
+    }
+  }
+
+  /** Device IDs said to have no index so far. */
+  List<String> unmappedSaid() {
+    return List.copyOf(saidUnmapped);
+  }
+
+  @Override
+  public void close() {
+    if (rounds != null) {
+      rounds.shutdownNow();
+      try {
+        rounds.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    pods.close();
+  }
+}

@@ -1,0 +1,43 @@
+package io.gpuadmission.node;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/** Settings of the node agent ({@code gpu-admission.mode=node-agent}); the DaemonSet sets the node's name. */
+@ConfigMapping(prefix = "gpu-admission.node-agent")
+public interface NodeAgentConfig {
+  /** The node this agent runs on (the DaemonSet passes {@code spec.nodeName}). */
+  Optional<String> nodeName();
+
+  /** The kubelet's PodResources socket, in the host directory the DaemonSet mounts read-only. */
+  @WithDefault("/var/lib/kubelet/pod-resources/kubelet.sock")
+  Path socket();
+
+  /** The NVIDIA driver's per-GPU directories (PCI address, UUID): the container's /proc shows the host's. */
+  @WithDefault("/proc/driver/nvidia/gpus")
+  Path nvidiaGpus();
+
+  /** How often the kubelet is asked; each round is one List call and, for a changed pod, one patch. */
+  @WithDefault("5s")
+  Duration period();
+
+  /** Port of the health listener (plain HTTP, {@code /q/health/live|ready|started}), the agent's only one. */
+  @WithDefault("8080")
+  int healthPort();
+
+  /** How long one call to the kubelet may take. */
+  @WithDefault("3s")
+  Duration callTimeout();
+
+  /**
+   * The whole-GPU resources whose devices are recorded (the policy's {@code topology.resourceName}
+   * and {@code topology.wholeGpuResource}); memory shares are placed by annotations their device
+   * plugin obeys, and are never recorded.
+   */
+  @WithDefault("nvidia.com/gpu,aliyun.com/gpu")
+  List<String> resources();
+}
