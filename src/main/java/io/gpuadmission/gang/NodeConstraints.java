@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.Toleration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * The nodes a pod may run on by its own spec: nodeSelector, required node affinity, taints it
@@ -20,6 +21,8 @@ import java.util.Objects;
  */
 public record NodeConstraints(Map<String, String> nodeSelector, List<NodeSelectorTerm> required, List<Toleration> tolerations) {
   static final String UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable";
+  /** kube-scheduler's NodeAffinity plugin's reason, for a nodeSelector and for required node affinity alike. */
+  static final String AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector";
 
   public NodeConstraints {
     nodeSelector = nodeSelector == null ? Map.of() : Map.copyOf(nodeSelector);
@@ -44,26 +47,34 @@ public record NodeConstraints(Map<String, String> nodeSelector, List<NodeSelecto
 
   /** True when the pod may run on {@code node} as far as these constraints go. */
   public boolean admits(Node node) {
+    return refusal(node).isEmpty();
+  }
+
+  /**
+   * Why kube-scheduler's NodeAffinity, NodeUnschedulable or TaintToleration plugin would refuse
+   * {@code node}, in its words; empty when none would.
+   */
+  public Optional<String> refusal(Node node) {
     var labels = node.getMetadata().getLabels() == null ? Map.<String, String>of() : node.getMetadata().getLabels();
     for (var entry : nodeSelector.entrySet()) {
       if (!entry.getValue().equals(labels.get(entry.getKey()))) {
-        return false;
+        return Optional.of(AFFINITY_MISMATCH);
       }
     }
     if (!required.isEmpty() && required.stream().noneMatch(term -> matches(term, labels, node.getMetadata().getName()))) {
-      return false;
+      return Optional.of(AFFINITY_MISMATCH);
     }
     if (node.getSpec() != null && Boolean.TRUE.equals(node.getSpec().getUnschedulable()) && !tolerates(UNSCHEDULABLE_TAINT, null, "NoSchedule")) {
-      return false;
+      return Optional.of("node(s) were unschedulable");
     }
     var taints = node.getSpec() == null || node.getSpec().getTaints() == null ? List.<Taint>of() : node.getSpec().getTaints();
     for (var taint : taints) {
       if (taint != null && ("NoSchedule".equals(taint.getEffect()) || "NoExecute".equals(taint.getEffect()))
           && !tolerates(taint.getKey(), taint.getValue(), taint.getEffect())) {
-        return false;
+        return Optional.of("node(s) had untolerated taint {" + taint.getKey() + ": " + (taint.getValue() == null ? "" : taint.getValue()) + "}");
       }
     }
-    return true;
+    return Optional.empty();
   }
 
   /** A term matches when all its expressions and fields do; a term with neither matches nothing. */

@@ -63,4 +63,23 @@ class NodeConstraintsTest {
         affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{}]}}}
         """)).isEmpty();
   }
+
+  @Test
+  void refusalsAreKubeSchedulersReasons() {
+    var spec = KubernetesJson.mapper().convertValue(Fixtures.yamlTreeOf("nodeSelector: {ack.node.gpu.schedule: topology}"), PodSpec.class);
+    var constraints = NodeConstraints.of(spec);
+    var byName = new java.util.TreeMap<String, String>();
+    nodes.forEach(n -> byName.put(n.getMetadata().getName(), constraints.refusal(n).orElse("")));
+
+    assertThat(byName)
+        .containsExactly(
+            java.util.Map.entry("dgx1-a", ""),
+            java.util.Map.entry("dgx1-b", ""),
+            java.util.Map.entry("dgx1-cordoned", "node(s) were unschedulable"),
+            java.util.Map.entry("dgx1-share-pool", "node(s) didn't match Pod's node affinity/selector"),
+            java.util.Map.entry("hgx-h100-a", ""));
+    var tainted = new io.fabric8.kubernetes.api.model.NodeBuilder(nodes.get(0))
+        .editSpec().withTaints(new io.fabric8.kubernetes.api.model.Taint("NoSchedule", "nvidia.com/gpu", null, "present")).endSpec().build();
+    assertThat(constraints.refusal(tainted)).contains("node(s) had untolerated taint {nvidia.com/gpu: present}");
+  }
 }
