@@ -36,12 +36,10 @@ public class ExplainCommand implements Callable<Integer> {
   OutputFormat output;
 
   private final PolicyConfig policyConfig;
-  private final WebhookNamespace webhookNamespace;
   private final AdmissionMetrics metrics;
 
-  public ExplainCommand(PolicyConfig policyConfig, WebhookNamespace webhookNamespace, AdmissionMetrics metrics) {
+  public ExplainCommand(PolicyConfig policyConfig, AdmissionMetrics metrics) {
     this.policyConfig = policyConfig;
-    this.webhookNamespace = webhookNamespace;
     this.metrics = metrics;
   }
 
@@ -59,9 +57,10 @@ public class ExplainCommand implements Callable<Integer> {
       if (read.manifests().isEmpty() && read.problems().isEmpty()) {
         return Commands.badInput(java.util.List.of(String.join(", ", manifests.files) + ": no objects"), err);
       }
-      var webhook = new LocalWebhook(gpuPolicy, snapshot, policyConfig, webhookNamespace.name(), metrics);
+      var webhookNamespace = WebhookNamespace.configured(policyConfig);
+      var webhook = new LocalWebhook(gpuPolicy, snapshot, policyConfig, webhookNamespace, metrics);
       var explainer =
-          new Explainer(webhook, gpuPolicy, snapshot.models(), manifests.namespace, webhookNamespace.name(), policyConfig.configMapName());
+          new Explainer(webhook, gpuPolicy, snapshot.models(), manifests.namespace, webhookNamespace, policyConfig.configMapName());
       var explanations = read.manifests().stream().map(explainer::explain).toList();
       ExplainReport.write(explanations, read.problems(), output, spec.commandLine().getOut());
       return read.problems().isEmpty() ? ExplainReport.exitCode(explanations) : Commands.badInput(read.problems(), err);

@@ -37,13 +37,11 @@ public class PlaceCommand implements Callable<Integer> {
 
   private final PolicyConfig policyConfig;
   private final PlacementConfig placementConfig;
-  private final WebhookNamespace webhookNamespace;
   private final AdmissionMetrics metrics;
 
-  public PlaceCommand(PolicyConfig policyConfig, PlacementConfig placementConfig, WebhookNamespace webhookNamespace, AdmissionMetrics metrics) {
+  public PlaceCommand(PolicyConfig policyConfig, PlacementConfig placementConfig, AdmissionMetrics metrics) {
     this.policyConfig = policyConfig;
     this.placementConfig = placementConfig;
-    this.webhookNamespace = webhookNamespace;
     this.metrics = metrics;
   }
 
@@ -61,9 +59,10 @@ public class PlaceCommand implements Callable<Integer> {
       var gpuPolicy = policy.load(policyConfig);
       var snapshot = cluster.load(gpuPolicy, reader, err);
       var read = manifests.files.isEmpty() ? new ManifestReader.Read(List.of(), List.of()) : reader.read(manifests.files, manifests.recursive);
-      var webhook = new LocalWebhook(gpuPolicy, snapshot, policyConfig, webhookNamespace.name(), metrics);
+      var webhookNamespace = WebhookNamespace.configured(policyConfig);
+      var webhook = new LocalWebhook(gpuPolicy, snapshot, policyConfig, webhookNamespace, metrics);
       var explainer =
-          new Explainer(webhook, gpuPolicy, snapshot.models(), manifests.namespace, webhookNamespace.name(), policyConfig.configMapName());
+          new Explainer(webhook, gpuPolicy, snapshot.models(), manifests.namespace, webhookNamespace, policyConfig.configMapName());
       var explanations = read.manifests().stream().map(explainer::explain).toList();
       var refused = new ArrayList<PlaceReport.Refused>();
       explanations.stream()

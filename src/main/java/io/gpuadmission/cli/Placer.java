@@ -99,7 +99,10 @@ final class Placer {
     for (var candidate : created) {
       pods.put(candidate.pod().getMetadata().getUid(), candidate.pod());
       feed.pod(candidate.pod());
-      order.add(candidate);
+      // A pod written with spec.nodeName is bound by its author, never by kube-scheduler.
+      if (pendingGpuPod(candidate.pod())) {
+        order.add(candidate);
+      }
     }
     planGangs();
     var answers = new ArrayList<Answer>();

@@ -38,12 +38,10 @@ public class PolicyCheckCommand implements Callable<Integer> {
   OutputFormat output;
 
   private final PolicyConfig policyConfig;
-  private final WebhookNamespace webhookNamespace;
   private final AdmissionMetrics metrics;
 
-  public PolicyCheckCommand(PolicyConfig policyConfig, WebhookNamespace webhookNamespace, AdmissionMetrics metrics) {
+  public PolicyCheckCommand(PolicyConfig policyConfig, AdmissionMetrics metrics) {
     this.policyConfig = policyConfig;
-    this.webhookNamespace = webhookNamespace;
     this.metrics = metrics;
   }
 
@@ -60,7 +58,7 @@ public class PolicyCheckCommand implements Callable<Integer> {
     var checked = new ArrayList<Checked>();
     var problems = new ArrayList<String>();
     var builtIn = PolicyParser.builtInDefault();
-    var webhook = new LocalWebhook(builtIn, ClusterSnapshot.empty(builtIn), policyConfig, webhookNamespace.name(), metrics);
+    var webhook = new LocalWebhook(builtIn, ClusterSnapshot.empty(builtIn), policyConfig, WebhookNamespace.configured(policyConfig), metrics);
     for (var file : files) {
       try {
         checked.add(check(PolicyFile.read(file, policyConfig.key(), policyConfig.configMapName()), webhook));
@@ -88,7 +86,7 @@ public class PolicyCheckCommand implements Callable<Integer> {
 
   /** The policy ConfigMap holding the file's document, through the webhook's /validate. */
   private Checked check(PolicyFile file, LocalWebhook webhook) {
-    var namespace = webhookNamespace.name();
+    var namespace = WebhookNamespace.configured(policyConfig);
     var name = policyConfig.configMapName();
     var mapper = KubernetesJson.mapper();
     var configMap = mapper.createObjectNode().put("apiVersion", "v1").put("kind", "ConfigMap");

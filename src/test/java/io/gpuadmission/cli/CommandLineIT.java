@@ -34,7 +34,11 @@ class CommandLineIT {
   void kubectlRunsItAsAPlugin() {
     var kubectl = onPath("kubectl");
     assumeTrue(kubectl != null, "no kubectl on PATH: the plugin is not tried");
-    var env = Map.of("PATH", PROJECT.resolve("bin") + File.pathSeparator + System.getenv("PATH"), "JAVA_HOME", System.getProperty("java.home"));
+    var env =
+        Map.of(
+            "PATH", PROJECT.resolve("bin") + File.pathSeparator + System.getenv("PATH"),
+            "JAVA_HOME", System.getProperty("java.home"),
+            "GPU_ADMISSION_CLI_CACHE", "off");
 
     var run =
         PackagedApp.runCommand(
@@ -46,6 +50,29 @@ class CommandLineIT {
     assertThat(run.stderr()).isEmpty();
     assertThat(run.stdout()).isEqualTo(Fixtures.text(Fixtures.path("cli/expected/place-gangs.txt")));
     assertThat(run.exitCode()).isEqualTo(1);
+  }
+
+  @Test
+  void theFirstRunWritesAClassDataArchiveTheNextRunsUseWithTheSameAnswer() throws Exception {
+    var cache = Files.createTempDirectory("cli-cache");
+    var env = Map.of("GPU_ADMISSION_CLI_CACHE", "on", "GPU_ADMISSION_CACHE_DIR", cache.toString(), "JAVA", javaExecutable());
+    var command = List.of(PROJECT.resolve("bin/kubectl-gpu_admission").toString(), "explain", "-f", R + "workloads/pytorchjob-worker-2-gpus.yaml");
+
+    var first = PackagedApp.runCommand(PROJECT, env, command);
+    try (var files = Files.list(cache)) {
+      assertThat(files.map(f -> f.getFileName().toString())).singleElement().satisfies(name -> assertThat(name).matches("cli-[0-9]+-[0-9]+\\.jsa"));
+    }
+    var second = PackagedApp.runCommand(PROJECT, env, command);
+
+    for (var run : List.of(first, second)) {
+      assertThat(run.stderr()).isEmpty();
+      assertThat(run.stdout()).isEqualTo(Fixtures.text(Fixtures.path("cli/expected/explain-seed004-refused.txt")));
+      assertThat(run.exitCode()).isEqualTo(1);
+    }
+  }
+
+  private static String javaExecutable() {
+    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
   }
 
   @Test
