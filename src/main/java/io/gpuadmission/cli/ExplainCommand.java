@@ -17,10 +17,12 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "explain",
     sortOptions = false,
+    mixinStandardHelpOptions = true,
     description = {
-      "What the webhook does with each Pod, Deployment, StatefulSet, ReplicaSet, Job, CronJob, PyTorchJob, TFJob and",
-      "MPIJob (and the policy ConfigMap) of the manifests: the patch /mutate sends, its warnings, and /validate's answer.",
-      "Objects are judged in the order given, so gang checks see the members before them."
+      "What the webhook does with each object of the manifests.",
+      "%nEach Pod, Deployment, StatefulSet, ReplicaSet, Job, CronJob, PyTorchJob, TFJob and MPIJob (and the policy"
+          + " ConfigMap): the patch /mutate sends, its warnings, and /validate's answer, as kubectl apply would meet them."
+          + " Objects are judged in the order given, so gang checks see the members before them.%n"
     })
 public class ExplainCommand implements Callable<Integer> {
   @Spec CommandSpec spec;

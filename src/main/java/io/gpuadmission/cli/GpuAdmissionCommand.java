@@ -17,7 +17,8 @@ import picocli.CommandLine.Spec;
     description = "What gpu-admission does with manifests, without a cluster.",
     subcommands = {ExplainCommand.class, PlaceCommand.class, PolicyCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
-    exitCodeList = {"0:admitted (explain), placed (place), valid (policy check)", "1:refused, or no place", "2:bad input"})
+    exitCodeList = {"0:admitted (explain), placed (place), valid (policy check)", "1:refused, or no place", "2:bad input"},
+    footer = {"", "<command> --help shows a command's options."})
 public class GpuAdmissionCommand implements Callable<Integer> {
   private static final Logger LOG = Logger.getLogger(GpuAdmissionCommand.class);
 

@@ -22,9 +22,11 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "place",
     sortOptions = false,
+    mixinStandardHelpOptions = true,
     description = {
-      "Where each pending GPU pod of the cluster given, then each GPU pod the manifests would create, would go now:",
-      "node and GPU indices, or why nowhere, as the scheduler extender decides (gangs planned whole)."
+      "Where each GPU pod would go now, or why nowhere.",
+      "%nEach pending GPU pod of the cluster given, then each GPU pod the manifests would create: node and GPU indices,"
+          + " or why nowhere per node, as the scheduler extender decides (gangs planned whole).%n"
     })
 public class PlaceCommand implements Callable<Integer> {
   @Spec CommandSpec spec;

@@ -24,9 +24,11 @@ import picocli.CommandLine.Spec;
 @Command(
     name = "check",
     sortOptions = false,
+    mixinStandardHelpOptions = true,
     description = {
-      "Checks policy files (a policy document, or the policy ConfigMap's manifest) as the webhook checks the ConfigMap",
-      "at kubectl apply: its answer, then each error as FILE:LINE: key.path: message."
+      "Checks policy files as the webhook checks the policy ConfigMap.",
+      "%nA policy document, or the policy ConfigMap's manifest: the webhook's answer at kubectl apply, then each error"
+          + " as FILE:LINE: key.path: message.%n"
     })
 public class PolicyCheckCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
