@@ -6,13 +6,16 @@ import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.gpuadmission.admission.AdmissionMetrics.Outcome;
+import io.gpuadmission.cluster.GpuModelCatalog;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.mutation.MutationContext;
 import io.gpuadmission.mutation.PodMutator;
 import io.gpuadmission.policy.FailureModePolicy.FailureMode;
 import io.gpuadmission.policy.PolicyStore;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Answers {@code /mutate}: pods on CREATE go through the mutation rules; every other kind and
@@ -23,7 +26,7 @@ public class MutationService {
   static final String ENDPOINT = "mutate";
 
   private final PolicyStore policies;
-  private final NodeInventory nodes;
+  private final Supplier<GpuModelCatalog> models;
   private final AdmissionMetrics metrics;
   private final PodMutator mutator = new PodMutator(PodMutator.standardRules(), KubernetesJson.mapper());
 
@@ -32,9 +35,15 @@ public class MutationService {
     return mutator;
   }
 
+  @Inject
   public MutationService(PolicyStore policies, NodeInventory nodes, AdmissionMetrics metrics) {
+    this(policies, nodes::models, metrics);
+  }
+
+  /** The same service over given GPU models (the command line's, from files). */
+  public MutationService(PolicyStore policies, Supplier<GpuModelCatalog> models, AdmissionMetrics metrics) {
     this.policies = policies;
-    this.nodes = nodes;
+    this.models = models;
     this.metrics = metrics;
   }
 
@@ -56,7 +65,7 @@ public class MutationService {
       return Responses.deny(review.uid(), "BadRequest", "Pod \"" + review.objectName() + "\": " + malformed.get(), List.of());
     }
     try {
-      var result = mutator.mutate(review.pod(), new MutationContext(review.namespace(), policy, nodes.models()));
+      var result = mutator.mutate(review.pod(), new MutationContext(review.namespace(), policy, models.get()));
       result.changedRules().forEach(rule -> metrics.ruleApplied(ENDPOINT, rule));
       if (!result.changed()) {
         metrics.record(ENDPOINT, Outcome.ALLOWED, start);

@@ -3,6 +3,7 @@ package io.gpuadmission.admission;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.gpuadmission.admission.AdmissionMetrics.Outcome;
+import io.gpuadmission.cluster.GpuModelCatalog;
 import io.gpuadmission.cluster.InformerClusterView;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.cluster.PodInventory;
@@ -12,6 +13,7 @@ import io.gpuadmission.policy.InvalidPolicyException;
 import io.gpuadmission.policy.PolicyConfig;
 import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.validation.ClusterView;
 import io.gpuadmission.validation.PodSubject;
 import io.gpuadmission.validation.PodValidator;
 import io.gpuadmission.validation.PolicyPlacementCheck;
@@ -20,8 +22,10 @@ import io.gpuadmission.validation.ValidationResult;
 import io.gpuadmission.validation.WorkloadKind;
 import io.gpuadmission.validation.WorkloadValidator;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Supplier;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
@@ -34,13 +38,15 @@ public class ValidationService {
 
   private final PolicyStore policies;
   private final PolicyConfig policyConfig;
-  private final WebhookNamespace webhookNamespace;
-  private final InformerClusterView cluster;
-  private final NodeInventory nodes;
+  private final String webhookNamespace;
+  private final ClusterView cluster;
+  private final Supplier<GpuModelCatalog> models;
   private final AdmissionMetrics metrics;
   private final PodValidator pods;
   private final WorkloadValidator workloads;
+  private final RecentAdmissions ledger;
 
+  @Inject
   public ValidationService(
       PolicyStore policies,
       MutationService mutation,
@@ -51,16 +57,40 @@ public class ValidationService {
       PodInventory gangPods,
       AdmissionMetrics metrics,
       @ConfigProperty(name = "gpu-admission.gang.ledger-retention", defaultValue = "15s") Duration ledgerRetention) {
+    this(
+        policies,
+        mutation,
+        policyConfig,
+        webhookNamespace.name(),
+        cluster,
+        nodes::models,
+        metrics,
+        new RecentAdmissions(ledgerRetention.toNanos(), System::nanoTime));
+    // Once the informer shows a pod, it speaks for it: a deleted or finished member frees its place.
+    gangPods.onGangPod(ledger::forget);
+  }
+
+  /**
+   * The same service over a given cluster and gang ledger (the command line's: objects from files,
+   * every member of the input remembered for the whole run).
+   */
+  public ValidationService(
+      PolicyStore policies,
+      MutationService mutation,
+      PolicyConfig policyConfig,
+      String webhookNamespace,
+      ClusterView cluster,
+      Supplier<GpuModelCatalog> models,
+      AdmissionMetrics metrics,
+      RecentAdmissions ledger) {
     this.policies = policies;
     this.workloads = new WorkloadValidator(mutation.mutator(), KubernetesJson.mapper());
     this.policyConfig = policyConfig;
     this.webhookNamespace = webhookNamespace;
     this.cluster = cluster;
-    this.nodes = nodes;
+    this.models = models;
     this.metrics = metrics;
-    var ledger = new RecentAdmissions(ledgerRetention.toNanos(), System::nanoTime);
-    // Once the informer shows a pod, it speaks for it: a deleted or finished member frees its place.
-    gangPods.onGangPod(ledger::forget);
+    this.ledger = ledger;
     this.pods = new PodValidator(ledger);
   }
 
@@ -109,7 +139,7 @@ public class ValidationService {
           }
         }
         result =
-            workloads.validate(kind.get(), review.object(), review.oldObject(), review.namespace(), policy, cluster, nodes.models());
+            workloads.validate(kind.get(), review.object(), review.oldObject(), review.namespace(), policy, cluster, models.get());
       }
       result.violations().forEach(v -> metrics.ruleApplied(ENDPOINT, v.rule()));
       if (result.refused()) {
@@ -158,7 +188,7 @@ public class ValidationService {
   }
 
   private AdmissionResponse policyConfigMap(DecodedReview review, long start) {
-    if (!review.namespace().equals(webhookNamespace.name()) || !review.objectName().equals(policyConfig.configMapName())) {
+    if (!review.namespace().equals(webhookNamespace) || !review.objectName().equals(policyConfig.configMapName())) {
       return allow(review, List.of(), start);
     }
     var text = review.object().path("data").path(policyConfig.key());
@@ -167,7 +197,7 @@ public class ValidationService {
         throw new InvalidPolicyException(List.of(new io.gpuadmission.policy.PolicyError("", 0, "the ConfigMap has no key " + policyConfig.key())));
       }
       var parsed = PolicyParser.parse(text.asText());
-      return allow(review, PolicyPlacementCheck.warnings(parsed, nodes.nodes()), start);
+      return allow(review, PolicyPlacementCheck.warnings(parsed, cluster.nodes()), start);
     } catch (InvalidPolicyException e) {
       metrics.ruleApplied(ENDPOINT, "policy");
       metrics.record(ENDPOINT, Outcome.DENIED, start);

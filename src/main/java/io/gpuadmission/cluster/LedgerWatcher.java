@@ -5,20 +5,15 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
-import io.gpuadmission.placement.GpuAnnotations;
-import io.gpuadmission.placement.GpuClaim;
-import io.gpuadmission.placement.MemberPlan;
-import java.time.Instant;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.policy.GpuPolicy;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
- * Keeps the GPU ledger current from nodes (GPU capacity; in the app from the node inventory's
+ * Keeps the GPU ledger current, through {@link LedgerFeed}, from informers on nodes (GPU capacity; in the app from the node inventory's
  * watch, so all nodes are watched once), pods (bound pods' annotations confirm claims; finished and
  * deleted pods free them), and the {@code unhealthy-gpu-<node>} ConfigMaps of kube-system.
  *
@@ -33,27 +28,22 @@ public final class LedgerWatcher implements AutoCloseable {
   static final String KUBE_SYSTEM = "kube-system";
 
   private final KubernetesClient client;
-  private final GpuLedger ledger;
-  private final Supplier<GpuPolicy> policies;
+  private final LedgerFeed feed;
   private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
   private volatile NodeSource nodes;
   private volatile SharedIndexInformer<Pod> pods;
-  private final List<Consumer<Pod>> podsNow = new ArrayList<>();
-  private final List<Consumer<Pod>> podsGone = new ArrayList<>();
 
   public LedgerWatcher(KubernetesClient client, GpuLedger ledger, Supplier<GpuPolicy> policies) {
     this.client = client;
-    this.ledger = ledger;
-    this.policies = policies;
+    this.feed = new LedgerFeed(ledger, policies);
   }
 
   /**
-   * Also tells {@code current} and {@code gone} of every GPU pod (stripped), after the ledger has
+   * Also tells {@code current} and {@code gone} of every GPU pod, after the ledger has
    * taken it in; call before start. Gang placement keeps its members this way.
    */
   public LedgerWatcher alsoTell(Consumer<Pod> current, Consumer<Pod> gone) {
-    podsNow.add(current);
-    podsGone.add(gone);
+    feed.alsoTell(current, gone);
     return this;
   }
 
@@ -70,18 +60,15 @@ public final class LedgerWatcher implements AutoCloseable {
   /** Starts the pod and ConfigMap informers; nodes come from {@code nodeSource} (in the app, the node inventory's watch). */
   public LedgerWatcher start(NodeSource nodeSource) {
     this.nodes = nodeSource;
-    nodeSource.subscribe(this::putNode, n -> ledger.removeNode(n.getMetadata().getName()));
+    nodeSource.subscribe(feed::node, feed::nodeGone);
     var pods = client.pods().inAnyNamespace().withLimit(BoundPods.PAGE).runnableInformer(0);
     this.pods = pods;
     pods.removeNamespaceIndex();
-    pods.itemStore(new KeepOnlyStore<Pod>(p -> BoundPods.isGpuPod(p, policies.get()), p -> BoundPods.strip(p, policies.get())));
-    pods.addEventHandler(Informers.handler(this::observe, this::gone));
+    pods.itemStore(new KeepOnlyStore<Pod>(feed::keeps, feed::strip));
+    pods.addEventHandler(Informers.handler(feed::pod, feed::podGone));
     var maps = client.configMaps().inNamespace(KUBE_SYSTEM).runnableInformer(0);
-    maps.itemStore(new KeepOnlyStore<ConfigMap>(m -> GpuCapacityMapper.unhealthyNode(m).isPresent(), m -> m));
-    maps.addEventHandler(
-        Informers.handler(
-            m -> GpuCapacityMapper.unhealthyNode(m).ifPresent(n -> ledger.setUnhealthy(n, GpuCapacityMapper.unhealthyGpus(m))),
-            m -> GpuCapacityMapper.unhealthyNode(m).ifPresent(n -> ledger.setUnhealthy(n, Set.of()))));
+    maps.itemStore(new KeepOnlyStore<ConfigMap>(LedgerFeed::unhealthyGpus, m -> m));
+    maps.addEventHandler(Informers.handler(feed::configMap, feed::configMapGone));
     for (var informer : List.of(pods, maps)) {
       informers.add(Informers.start(informer, "placement"));
     }
@@ -112,40 +99,7 @@ public final class LedgerWatcher implements AutoCloseable {
   public void remapNodes() {
     var current = nodes;
     if (current != null) {
-      current.list().forEach(this::putNode);
+      current.list().forEach(feed::node);
     }
-  }
-
-  private void putNode(Node node) {
-    GpuCapacityMapper.map(node, policies.get().nodeLabels())
-        .ifPresentOrElse(ledger::putNode, () -> ledger.putNodeWithoutGpus(node.getMetadata().getName()));
-  }
-
-  /**
-   * A pod's current state: bound with a choice confirms it, finished frees it, a pending gang
-   * member's plan holds its GPUs (and a plan removed frees them), pending keeps any reservation.
-   */
-  private void observe(Pod pod) {
-    if (!BoundPods.isGpuPod(pod, policies.get())) {
-      return;
-    }
-    var uid = pod.getMetadata().getUid();
-    if (GpuAnnotations.finished(pod)) {
-      ledger.forget(uid);
-    } else if (GpuAnnotations.claimOf(pod).isPresent()) {
-      ledger.confirm(GpuAnnotations.claimOf(pod).get());
-    } else if (pod.getSpec() == null || pod.getSpec().getNodeName() == null || pod.getSpec().getNodeName().isEmpty()) {
-      var key = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
-      MemberPlan.of(pod)
-          .ifPresentOrElse(
-              plan -> ledger.planSeen(GpuClaim.planned(uid, key, plan.node(), plan.gpus(), Instant.MAX)),
-              () -> ledger.unplanSeen(uid));
-    }
-    podsNow.forEach(listener -> listener.accept(pod));
-  }
-
-  private void gone(Pod pod) {
-    ledger.forget(pod.getMetadata().getUid());
-    podsGone.forEach(listener -> listener.accept(pod));
   }
 }

@@ -77,7 +77,7 @@ public class PodInventory {
     }
   }
 
-  private static Optional<String> gangValue(Pod pod, String label) {
+  static Optional<String> gangValue(Pod pod, String label) {
     var labels = pod.getMetadata().getLabels();
     return Optional.ofNullable(labels == null ? null : labels.get(label));
   }
@@ -133,7 +133,7 @@ public class PodInventory {
         .toList();
   }
 
-  private static boolean live(Pod pod) {
+  static boolean live(Pod pod) {
     var phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
     return pod.getMetadata().getDeletionTimestamp() == null && !"Succeeded".equals(phase) && !"Failed".equals(phase);
   }

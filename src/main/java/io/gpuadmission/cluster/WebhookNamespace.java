@@ -32,6 +32,14 @@ public class WebhookNamespace {
     return name;
   }
 
+  /**
+   * The webhook's namespace for a process that runs elsewhere (the command line, in a CI pod of
+   * its own): the configured one, else {@code gpu-admission}; never the process's own pod namespace.
+   */
+  public static String configured(PolicyConfig config) {
+    return config.namespace().orElse(FALLBACK);
+  }
+
   private static Optional<String> serviceAccountNamespace() {
     try {
       return Files.isReadable(SERVICE_ACCOUNT_NAMESPACE)

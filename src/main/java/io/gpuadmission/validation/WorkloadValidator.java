@@ -45,7 +45,7 @@ public final class WorkloadValidator {
     var result = new ValidationResult();
     var pods = new ArrayList<TemplatePod>();
     for (var template : kind.templates(object)) {
-      var pod = asPod(kind, object, namespace, template);
+      var pod = templatePod(kind, object, namespace, template);
       var mutation = mutator.mutate(pod, new MutationContext(namespace, policy, models));
       var mutated = mapper.convertValue(JsonPatch.apply(mutation.patch(), pod), Pod.class);
       var who = template.role().equals("pod") ? "pods" : template.role() + " pods";
@@ -96,8 +96,11 @@ public final class WorkloadValidator {
     return lower && before.equals(after);
   }
 
-  /** A template with the metadata a pod of it will have: namespace and controller owner. */
-  private JsonNode asPod(WorkloadKind kind, JsonNode object, String namespace, PodTemplate template) {
+  /**
+   * A template with the metadata a pod of it will have: namespace and controller owner (and the
+   * MPI launcher's role label). Public for the command line, which shows what each template's pods get.
+   */
+  public JsonNode templatePod(WorkloadKind kind, JsonNode object, String namespace, PodTemplate template) {
     var pod = mapper.createObjectNode();
     pod.put("apiVersion", "v1");
     pod.put("kind", "Pod");

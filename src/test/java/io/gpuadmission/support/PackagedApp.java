@@ -79,17 +79,34 @@ public final class PackagedApp {
 
   /** As {@link #start(Path, Map, String...)}, the java command run through {@code launcher} (e.g. taskset). */
   public static Running start(Path workingDirectory, Map<String, String> env, List<String> launcher, String... args) {
+    var command = new java.util.ArrayList<String>(launcher);
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-jar");
+    command.add(JAR.toString());
+    command.addAll(List.of(args));
+    return startCommand(workingDirectory, env, command);
+  }
+
+  /** Runs {@code command} (a wrapper that starts the jar) to its end (at most two minutes). */
+  public static Run runCommand(Path workingDirectory, Map<String, String> env, List<String> command) {
+    try (var running = startCommand(workingDirectory, env, command)) {
+      if (!running.process.waitFor(2, TimeUnit.MINUTES)) {
+        throw new AssertionError("still running after two minutes: " + command + "\n" + running.stderr());
+      }
+      return new Run(running.process.exitValue(), running.stdout(), running.stderr());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+
+  private static Running startCommand(Path workingDirectory, Map<String, String> env, List<String> command) {
     if (!Files.isRegularFile(JAR)) {
       throw new IllegalStateException(JAR + " is missing: run ./mvnw verify (package comes before the integration tests)");
     }
     try {
       var stdout = Files.createTempFile("gpu-admission-out", ".txt");
       var stderr = Files.createTempFile("gpu-admission-err", ".txt");
-      var command = new java.util.ArrayList<String>(launcher);
-      command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      command.add("-jar");
-      command.add(JAR.toString());
-      command.addAll(List.of(args));
       var builder = new ProcessBuilder(command).directory(workingDirectory.toFile());
       builder.redirectOutput(stdout.toFile()).redirectError(stderr.toFile()).redirectInput(ProcessBuilder.Redirect.from(devNull()));
       // Nothing of the test JVM's cluster or mode settings leaks in: each test says what it sets.

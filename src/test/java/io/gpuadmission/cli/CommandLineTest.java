@@ -1,0 +1,164 @@
+package io.gpuadmission.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.gpuadmission.support.Fixtures;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import picocli.CommandLine;
+
+/**
+ * Every command on the repository's own fixtures, run as the jar runs them (the same picocli
+ * command line, its commands as CDI beans), with the whole stdout compared to the expected output
+ * under {@code cli/expected/}, stderr and the exit code. In the app the other Quarkus tests of
+ * the default profile start, so it costs no restart. Outputs name fixture paths as given, relative
+ * to the project, as a CI job in a checkout runs the command.
+ */
+@QuarkusTest
+class CommandLineTest {
+  private static final String R = "src/test/resources/";
+
+  @Inject CommandLine.IFactory factory;
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        // Seed 004's PyTorchJob with its Worker asking 2 GPUs: the README's refusal, word for word.
+        "explain-seed004-refused   | 1 | explain -f " + R + "workloads/pytorchjob-worker-2-gpus.yaml",
+        // Every workload fixture, each kind: what each template's pods get, and /validate's verdict.
+        "explain-workloads         | 1 | explain -f " + R + "workloads --cluster " + R + "cluster/nodes.yaml",
+        // Gang checks see the members before them in the input: worker-3 disagrees with worker-0.
+        "explain-gang-input        | 1 | explain -f " + R + "cli/bert-gang-disagreeing.yaml --policy " + R + "gang/policy.yaml --cluster " + R + "gang/nodes.yaml",
+        // JSON for machines; namespaces from --cluster give Pod Security its levels.
+        "explain-pods-json         | 1 | explain -o json -f " + R + "mutation/pytorch-dist-nccl-worker/pod.yaml -f " + R
+            + "mutation/topology-share-process-namespace/pod.yaml -f " + R + "extender/pod-cgpu-test.yaml -f " + R
+            + "manifests/pod-not-restricted.yaml --cluster " + R + "cluster/nodes.yaml --cluster " + R + "cluster/namespaces.yaml",
+        // Namespaces from --cluster: Pod Security baseline refuses the host namespaces of a topology pod.
+        "explain-pod-security      | 1 | explain -f " + R + "cli/pod-topology-team-restricted.yaml --cluster " + R + "cluster/nodes.yaml --cluster " + R
+            + "cluster/namespaces.yaml",
+        // The admitted objects as they would be stored; the refused one as a comment.
+        "explain-yaml              | 1 | explain -o yaml -f " + R + "mutation/pytorch-dist-nccl-worker/pod.yaml -f " + R
+            + "workloads/pytorchjob-consistent.yaml -f " + R + "workloads/pytorchjob-worker-2-gpus.yaml",
+        // The README's gpushare example with five replicas: four fit on cgpu-v100-a, the fifth nowhere.
+        "place-shares              | 1 | place --cluster " + R + "cluster/nodes.yaml --cluster " + R + "extender/bound-pods.yaml -f " + R + "cli/cgpu-deployment.yaml",
+        "place-shares-json         | 1 | place -o json --cluster " + R + "cluster/nodes.yaml --cluster " + R + "extender/bound-pods.yaml -f " + R + "cli/cgpu-deployment.yaml",
+        // Gangs planned whole: four NVSwitch members on one H100 board, seed 004's pair on a DGX-1's
+        // double NVLink (0,3); the refused PyTorchJob is never created.
+        "place-gangs               | 1 | place --policy " + R + "gang/policy.yaml --cluster " + R + "gang/nodes.yaml -f " + R + "cli/bert-gang.yaml -f " + R
+            + "workloads/pytorchjob-consistent.yaml -f " + R + "workloads/pytorchjob-worker-2-gpus.yaml",
+        // Why is it Pending: the cluster's own pending member, one of four.
+        "place-pending             | 1 | place --policy " + R + "gang/policy.yaml --cluster " + R + "gang/nodes.yaml --cluster " + R + "gang/bert-worker.yaml",
+        "place-no-room             | 1 | place --policy " + R + "gang/policy.yaml --cluster " + R + "gang/nodes.yaml -f " + R + "cli/statefulset-topology-4x8.yaml",
+        // Unhealthy GPUs (kube-system ConfigMap), NVLink pairs on a DGX-1, binpack of a share.
+        "place-placement-fixtures  | 0 | place --policy " + R + "placement/policy-dgx1.yaml --cluster " + R + "placement/nodes.yaml --cluster " + R
+            + "placement/unhealthy-gpu-gpu-share-b.yaml -f " + R + "placement/pod-whole-2.yaml -f " + R + "placement/pod-share-8g.yaml -f " + R
+            + "placement/pod-topology-4.yaml",
+        "policy-check-valid        | 0 | policy check src/main/resources/policy.yaml manifests/base/policy-configmap.yaml " + R + "gang/policy.yaml " + R
+            + "placement/policy-dgx1.yaml",
+        "policy-check-invalid      | 1 | policy check " + R + "cli/policy-configmap-invalid.yaml",
+        "policy-check-invalid-json | 1 | policy check -o json " + R + "cli/policy-configmap-invalid.yaml",
+      })
+  void writesTheExpectedOutput(String expected, int exitCode, String args) {
+    var run = CommandRun.of(factory, args.trim().split(" +"));
+
+    assertThat(run.stderr()).isEmpty();
+    assertThat(run.stdout()).isEqualTo(Fixtures.text(Fixtures.path("cli/expected/" + expected.trim() + ".txt")));
+    assertThat(run.exitCode()).isEqualTo(exitCode);
+  }
+
+  @Test
+  void badInputIsOneLinePerProblemAndTheRestIsStillJudged() {
+    var run =
+        CommandRun.of(
+            factory, "explain", "-f", R + "cli/bad-document.yaml", "-f", R + "cli/not-objects.yaml", "-f", R + "cli/missing.yaml");
+
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.stdout()).isEqualTo(Fixtures.text(Fixtures.path("cli/expected/explain-bad-input.txt")));
+    assertThat(run.stderr())
+        .isEqualTo(
+            """
+            gpu-admission: bad input: src/test/resources/cli/bad-document.yaml, document 2, line 16: while parsing a flow sequence: expected ',' or ']', but got <stream end>
+            gpu-admission: bad input: src/test/resources/cli/not-objects.yaml, document 1 (line 2): kind not set: not a Kubernetes object
+            gpu-admission: bad input: src/test/resources/cli/not-objects.yaml, document 2 (line 6): an array, not a Kubernetes object
+            gpu-admission: bad input: src/test/resources/cli/not-objects.yaml, document 3 (line 9), items[0]: apiVersion not set: not a Kubernetes object
+            gpu-admission: bad input: src/test/resources/cli/missing.yaml: no such file or directory
+            """);
+  }
+
+  @Test
+  void theMutatedPodIsTheMutationFixturesExpectedPod() {
+    var run = CommandRun.of(factory, "explain", "-o", "yaml", "-f", R + "mutation/pytorch-dist-nccl-worker/pod.yaml");
+
+    assertThat(run.exitCode()).isZero();
+    assertThat(Fixtures.canonicalPod(Fixtures.yamlTreeOf(run.stdout())))
+        .isEqualTo(Fixtures.podJson(Fixtures.path("mutation/pytorch-dist-nccl-worker/expected.yaml")));
+  }
+
+  @Test
+  void readsStdinAsKubectlDoes() throws Exception {
+    var pod = Files.readString(Path.of(R + "mutation/pytorch-dist-nccl-worker/pod.yaml"));
+    var fromFile = CommandRun.of(factory, "explain", "-o", "json", "-f", R + "mutation/pytorch-dist-nccl-worker/pod.yaml");
+
+    var fromStdin = CommandRun.withStdin(factory, pod, "explain", "-o", "json", "-f", "-");
+
+    assertThat(fromStdin.exitCode()).isZero();
+    assertThat(fromStdin.stdout()).isEqualTo(fromFile.stdout().replace(R + "mutation/pytorch-dist-nccl-worker/pod.yaml", "stdin"));
+  }
+
+  @Test
+  void aPolicyFileThatIsNotValidIsBadInputForTheOtherCommands() {
+    var run = CommandRun.of(factory, "explain", "--policy", R + "cli/policy-configmap-invalid.yaml", "-f", R + "workloads/pytorchjob-consistent.yaml");
+
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.stdout()).isEmpty();
+    assertThat(run.stderr())
+        .isEqualTo(
+            """
+            gpu-admission: bad input: src/test/resources/cli/policy-configmap-invalid.yaml:12: policy is not valid: topology.allowedNamespaces[1]: "Team_A" is not a valid namespace name
+            gpu-admission: bad input: src/test/resources/cli/policy-configmap-invalid.yaml:14: policy is not valid: gpuModel.memoryTolerancePercent: 80 must be between 0 and 50
+            """);
+  }
+
+  @Test
+  void placeNeedsTheClusterAndExplainNeedsManifests() {
+    var place = CommandRun.of(factory, "place", "-f", R + "workloads/pytorchjob-consistent.yaml");
+    var explain = CommandRun.of(factory, "explain");
+    var missing = CommandRun.of(factory, "policy", "check", R + "cli/missing-policy.yaml");
+
+    assertThat(place.exitCode()).isEqualTo(2);
+    assertThat(place.stderr())
+        .isEqualTo("gpu-admission: bad input: place needs the cluster: --cluster FILE|DIR (kubectl get nodes,pods -A -o yaml > cluster.yaml)\n");
+    assertThat(explain.exitCode()).isEqualTo(2);
+    assertThat(explain.stderr()).isEqualTo("gpu-admission: bad input: explain needs manifests: -f FILE|DIR|-\n");
+    assertThat(missing.exitCode()).isEqualTo(2);
+    assertThat(missing.stderr()).isEqualTo("gpu-admission: bad input: src/test/resources/cli/missing-policy.yaml: no such file or directory\n");
+  }
+
+  @Test
+  void aClusterFileOfOtherKindsIsSaidOnStderrAndAnUnreadablePodIsBadInput() throws Exception {
+    var mixed = Files.createTempFile("cluster", ".yaml");
+    Files.writeString(
+        mixed,
+        """
+        apiVersion: v1
+        kind: Service
+        metadata: {name: web}
+        ---
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: odd}
+        spec: {containers: 5}
+        """);
+    var run = CommandRun.of(factory, "place", "--cluster", mixed.toString());
+
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.stderr())
+        .startsWith("gpu-admission: bad input: --cluster " + mixed + ", document 2 (line 5): Pod \"odd\" does not read as one: ");
+  }
+}
