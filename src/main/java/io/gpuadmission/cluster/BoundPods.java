@@ -44,7 +44,8 @@ public final class BoundPods {
   }
 
   /**
-   * A copy with only what the ledger reads: identity, GPU annotations, node, resources, phase; for
+   * A copy with only what the ledger reads: identity, GPU annotations, node, resources (init
+   * containers' and the overhead too, for the CPU request), phase; for
    * a pod asking whole GPUs, which may be a gang member under this or a later policy, also what
    * gang placement reads (labels, owner, creation and deletion time, plan annotations, node
    * selection, tolerations, host network and ports). Memory shares, the many small pods, stay lean. Built with plain
@@ -100,6 +101,21 @@ public final class BoundPods {
         }
       }
       spec.setContainers(containers);
+      // The pod's CPU request counts its init containers (and sidecars) and overhead too.
+      if (pod.getSpec().getInitContainers() != null) {
+        var inits = new ArrayList<Container>();
+        for (var c : pod.getSpec().getInitContainers()) {
+          if (c != null) {
+            var kept = new Container();
+            kept.setName(c.getName());
+            kept.setResources(c.getResources());
+            kept.setRestartPolicy(c.getRestartPolicy());
+            inits.add(kept);
+          }
+        }
+        spec.setInitContainers(inits);
+      }
+      spec.setOverhead(pod.getSpec().getOverhead());
     }
     var status = new PodStatus();
     status.setPhase(pod.getStatus() == null ? null : pod.getStatus().getPhase());

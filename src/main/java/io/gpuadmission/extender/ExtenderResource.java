@@ -9,7 +9,10 @@ import io.gpuadmission.placement.BindRequest;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.LedgerInspection;
+import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PodBinder;
+import io.gpuadmission.placement.WorkloadInspection;
+import io.gpuadmission.policy.PolicyStore;
 import io.smallrye.common.annotation.NonBlocking;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
@@ -46,9 +49,11 @@ public class ExtenderResource {
   private final GangRegistry gangs;
   private final GangGate gangGate;
   private final GangPlanning gangPlanning;
+  private final PlacementDecider decider;
+  private final PolicyStore policies;
 
-  /** gpushare's inspect ({@code nodes}) and the gangs. */
-  record Inspection(List<LedgerInspection.Node> nodes, List<GangInspection.Gang> gangs) {}
+  /** gpushare's inspect ({@code nodes}), the gangs, and the workload FGD measures against. */
+  record Inspection(List<LedgerInspection.Node> nodes, List<GangInspection.Gang> gangs, WorkloadInspection fgdWorkload) {}
 
   public ExtenderResource(
       ExtenderService service,
@@ -60,8 +65,12 @@ public class ExtenderResource {
       LeaderGate gate,
       GangRegistry gangs,
       GangGate gangGate,
-      GangPlanning gangPlanning) {
+      GangPlanning gangPlanning,
+      PlacementDecider decider,
+      PolicyStore policies) {
     this.gangPlanning = gangPlanning;
+    this.decider = decider;
+    this.policies = policies;
     this.gangs = gangs;
     this.gangGate = gangGate;
     this.service = service;
@@ -141,7 +150,15 @@ public class ExtenderResource {
   @Path("inspect")
   @Produces(MediaType.APPLICATION_JSON)
   public Response inspect() {
-    return answer("inspect", () -> ExtenderCodec.write(new Inspection(LedgerInspection.of(ledger).nodes(), GangInspection.of(gangs, gangGate, gangPlanning))));
+    var window = policies.current().allocator().fgdWorkload().learnedWindowMinutes();
+    return answer(
+        "inspect",
+        () ->
+            ExtenderCodec.write(
+                new Inspection(
+                    LedgerInspection.of(ledger).nodes(),
+                    GangInspection.of(gangs, gangGate, gangPlanning),
+                    WorkloadInspection.of(decider.workload(), window))));
   }
 
   @GET

@@ -7,6 +7,7 @@ import io.gpuadmission.gang.GangGate;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.placement.WorkloadLearner;
 import io.gpuadmission.policy.PolicyStore;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.HashSet;
@@ -19,20 +20,22 @@ public class ExtenderService {
   private final GangGate gangs;
   private final PolicyStore policies;
   private final GpuLedger ledger;
+  private final WorkloadLearner learner;
 
-  public ExtenderService(PlacementDecider decider, GangGate gangs, PolicyStore policies, GpuLedger ledger) {
+  public ExtenderService(PlacementDecider decider, GangGate gangs, PolicyStore policies, GpuLedger ledger, WorkloadLearner learner) {
     this.decider = decider;
     this.gangs = gangs;
     this.policies = policies;
     this.ledger = ledger;
+    this.learner = learner;
   }
 
   /** A gang member's answer comes from its gang (planned node only, or why it waits); any other pod's from the ledger. */
   ExtenderWire.FilterResult filter(ExtenderWire.Args args) {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
-    var result =
-        gangs.filter(args.pod(), names).orElseGet(() -> decider.filter(GpuAsk.of(args.pod(), policies.current()), names));
+    var ask = learnAsk(args);
+    var result = gangs.filter(args.pod(), names).orElseGet(() -> decider.filter(ask, names));
     if (args.nodeNames() != null) {
       return new ExtenderWire.FilterResult(null, result.passed(), result.failed(), result.unresolvable(), "");
     }
@@ -42,7 +45,18 @@ public class ExtenderService {
   List<PlacementDecider.NodeScore> prioritize(ExtenderWire.Args args) {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
-    return gangs.prioritize(args.pod(), names).orElseGet(() -> decider.prioritize(GpuAsk.of(args.pod(), policies.current()), names));
+    var ask = learnAsk(args);
+    return gangs.prioritize(args.pod(), names).orElseGet(() -> decider.prioritize(ask, names));
+  }
+
+  /**
+   * The pod's ask, which FGD's learned workload counts from the pod's first filter on: a burst of
+   * new pods weighs in before the informer shows them.
+   */
+  private GpuAsk learnAsk(ExtenderWire.Args args) {
+    var ask = GpuAsk.of(args.pod(), policies.current());
+    learner.seen(args.pod().getMetadata().getUid(), ask);
+    return ask;
   }
 
   /** Full Node objects (nodeCacheCapable: false): GPUs of nodes our informer has not shown yet. */

@@ -17,6 +17,7 @@ import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementConfig;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PodBinder;
+import io.gpuadmission.placement.WorkloadLearner;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -27,6 +28,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -45,6 +47,7 @@ public class PlacementWiring {
   private final WebhookNamespace namespace;
   private final NodeInventory nodes;
   private final GpuLedger ledger = new GpuLedger();
+  private final WorkloadLearner learner;
   private final LeaderGate gate;
   private final GangRegistry gangs;
   private final MeterRegistry meters;
@@ -72,6 +75,8 @@ public class PlacementWiring {
         config.identity().or(() -> Optional.ofNullable(System.getenv("POD_NAME"))).orElseGet(PlacementWiring::hostName);
     // Without a cluster there is nobody to elect with and nothing to bind to: one replica leads.
     this.gate = cluster.available() ? new LeaderGate(identity) : LeaderGate.alone(identity);
+    this.learner =
+        new WorkloadLearner(Clock.systemUTC(), () -> Duration.ofMinutes(policies.current().allocator().fgdWorkload().learnedWindowMinutes()));
   }
 
   @Produces
@@ -88,8 +93,14 @@ public class PlacementWiring {
 
   @Produces
   @Singleton
+  WorkloadLearner learner() {
+    return learner;
+  }
+
+  @Produces
+  @Singleton
   PlacementDecider decider() {
-    return new PlacementDecider(ledger, policies::current);
+    return new PlacementDecider(ledger, policies::current, learner);
   }
 
   @Produces
@@ -122,7 +133,11 @@ public class PlacementWiring {
     if (!cluster.available()) {
       return;
     }
-    watcher = new LedgerWatcher(cluster.client(), ledger, policies::current).alsoTell(gangs::current, gangs::gone).start(nodes);
+    watcher =
+        new LedgerWatcher(cluster.client(), ledger, policies::current)
+            .alsoTell(gangs::current, gangs::gone)
+            .alsoTell(pod -> learner.observe(pod, policies.current()), pod -> learner.gone(pod, policies.current()))
+            .start(nodes);
     // Another job or replica label makes other pods gang members: read them all again.
     policies.onChangeOf(p -> List.of(p.topology().jobLabel(), p.topology().replicaLabel()), policy -> gangs.replaceAll(watcher.gpuPods()));
     coordinator =

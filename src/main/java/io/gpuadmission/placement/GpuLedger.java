@@ -2,7 +2,6 @@ package io.gpuadmission.placement;
 
 import io.gpuadmission.allocator.GpuDevice;
 import io.gpuadmission.allocator.NodeGpus;
-import io.gpuadmission.allocator.Task;
 import io.gpuadmission.placement.GpuClaim.Phase;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -247,17 +246,6 @@ public final class GpuLedger {
 
   public synchronized Set<Integer> unhealthy(String node) {
     return unhealthy.getOrDefault(node, Set.of());
-  }
-
-  /** The memory shares held now, as allocator tasks: the observed workload FGD measures against. */
-  public synchronized List<Task> shares() {
-    var shares = new ArrayList<Task>();
-    for (var claim : claims.values()) {
-      if (!claim.whole()) {
-        shares.add(Task.share(0, claim.memory()));
-      }
-    }
-    return shares;
   }
 
   /** The claim a pod holds, if any. */

@@ -2,7 +2,6 @@ package io.gpuadmission.placement;
 
 import io.gpuadmission.allocator.GangPlanner;
 import io.gpuadmission.allocator.NodeGpus;
-import io.gpuadmission.allocator.TaskDistribution;
 import io.gpuadmission.policy.GpuPolicy;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -22,19 +21,26 @@ public final class PlacementDecider {
 
   private final GpuLedger ledger;
   private final Supplier<GpuPolicy> policies;
-  private final Optional<TaskDistribution> workload;
+  private final Supplier<TargetWorkload> learned;
   private volatile PlacementStrategies strategies;
 
-  /** FGD measures fragmentation against the GPU pods the ledger holds. */
+  /**
+   * A decider without a learned workload: FGD measures against the policy's declared workload, and
+   * places as binpack where the policy declares none.
+   */
   public PlacementDecider(GpuLedger ledger, Supplier<GpuPolicy> policies) {
-    this(ledger, policies, Optional.empty());
+    this(ledger, policies, () -> TargetWorkload.NONE);
   }
 
-  /** FGD measures fragmentation against a known target workload (the trace simulator's). */
-  public PlacementDecider(GpuLedger ledger, Supplier<GpuPolicy> policies, Optional<TaskDistribution> workload) {
+  /**
+   * FGD measures fragmentation against the policy's declared workload, else against {@code
+   * learned} (the service's {@link WorkloadLearner}; the trace simulator's reference run hands over
+   * a fixed one).
+   */
+  public PlacementDecider(GpuLedger ledger, Supplier<GpuPolicy> policies, Supplier<TargetWorkload> learned) {
     this.ledger = ledger;
     this.policies = policies;
-    this.workload = workload;
+    this.learned = learned;
   }
 
   /** Nodes that can take the ask, and for the others the reason, split by whether eviction could help. */
@@ -148,57 +154,93 @@ public final class PlacementDecider {
   }
 
   /**
-   * Scores 0–10, best first in the allocator's own order: the lowest share score (binpack, spread
-   * or FGD, per node) or the best-connected whole-GPU set, scaled between the best and worst
-   * candidate. Nodes that cannot take the ask score 0; a pod without GPUs scores 0 everywhere
-   * (kube-scheduler's own plugins decide).
+   * Scores 0–10: the allocator's choice ({@link #best}) alone gets 10, so that kube-scheduler, which
+   * adds its own plugins' scores and picks at random among equal totals, still takes it when the
+   * extender's weight makes one step outweigh them; every other node that can take the ask gets
+   * 0–9, scaled between the choice and the worst candidate. Nodes that cannot take the ask score
+   * 0; a pod without GPUs scores 0 everywhere (kube-scheduler's own plugins decide).
    */
   public List<NodeScore> prioritize(GpuAsk ask, List<String> nodes) {
     var raw = new double[nodes.size()];
-    var fits = new boolean[nodes.size()];
-    var scorer = new NodeScorer(strategies(), ledger, ask);
-    double best = Double.POSITIVE_INFINITY;
+    var views = new NodeGpus[nodes.size()];
+    var chosen = passesUntouched(ask) ? -1 : rank(ask, nodes, raw, views);
     double worst = Double.NEGATIVE_INFINITY;
-    for (int i = 0; i < nodes.size() && !passesUntouched(ask); i++) {
-      var view = ledger.view(nodes.get(i));
-      if (view.isEmpty()) {
-        continue;
-      }
-      var score = scorer.score(nodes.get(i), view.get());
-      if (!Double.isNaN(score)) {
-        fits[i] = true;
-        raw[i] = score;
-        best = Math.min(best, raw[i]);
+    for (int i = 0; i < nodes.size(); i++) {
+      if (views[i] != null) {
         worst = Math.max(worst, raw[i]);
       }
     }
     var out = new ArrayList<NodeScore>(nodes.size());
     for (int i = 0; i < nodes.size(); i++) {
-      var score = !fits[i] ? 0 : worst == best ? MAX_SCORE : (int) Math.round(MAX_SCORE * (worst - raw[i]) / (worst - best));
+      int score;
+      if (i == chosen) {
+        score = MAX_SCORE;
+      } else if (views[i] == null) {
+        score = 0;
+      } else {
+        var best = raw[chosen];
+        score = worst == best ? MAX_SCORE - 1 : (int) Math.round((MAX_SCORE - 1) * (worst - raw[i]) / (worst - best));
+      }
       out.add(new NodeScore(nodes.get(i), score));
     }
     return out;
   }
 
   /**
-   * The node prioritize ranks first, before scores are scaled to 0–10 (kube-scheduler adds its own
-   * plugins' scores to ours; the trace simulator has no others); ties go to the earlier node.
+   * The node prioritize gives 10: the lowest raw score (binpack, spread or FGD; topology first for
+   * whole GPUs where a link matrix makes it matter); among equal scores the fuller node (the
+   * smaller share of its GPU capacity free, then the less free), then the first name in
+   * lexicographic order. The trace simulator takes the same node.
    */
   public Optional<String> best(GpuAsk ask, List<String> nodes) {
+    var chosen = rank(ask, nodes, new double[nodes.size()], new NodeGpus[nodes.size()]);
+    return chosen < 0 ? Optional.empty() : Optional.of(nodes.get(chosen));
+  }
+
+  /**
+   * Scores every node into {@code raw}, with its view in {@code views} where the ask fits (null
+   * elsewhere), and returns the position of the best node, or -1 when none fits.
+   */
+  private int rank(GpuAsk ask, List<String> nodes, double[] raw, NodeGpus[] views) {
     var scorer = new NodeScorer(strategies(), ledger, ask);
-    String best = null;
-    var bestScore = Double.POSITIVE_INFINITY;
-    for (var name : nodes) {
-      var view = ledger.view(name);
-      if (view.isPresent()) {
-        var score = scorer.score(name, view.get());
-        if (score < bestScore) {
-          bestScore = score;
-          best = name;
-        }
+    var chosen = -1;
+    for (int i = 0; i < nodes.size(); i++) {
+      var view = ledger.view(nodes.get(i));
+      if (view.isEmpty()) {
+        continue;
+      }
+      var score = scorer.score(nodes.get(i), view.get());
+      if (Double.isNaN(score)) {
+        continue;
+      }
+      raw[i] = score;
+      views[i] = view.get();
+      if (chosen < 0 || before(score, view.get(), raw[chosen], views[chosen])) {
+        chosen = i;
       }
     }
-    return Optional.ofNullable(best);
+    return chosen;
+  }
+
+  /** Whether a node scoring {@code score} goes before one scoring {@code other} (see {@link #best}). */
+  private static boolean before(double score, NodeGpus node, double other, NodeGpus otherNode) {
+    if (score != other) {
+      return score < other;
+    }
+    // Fuller first: free/capacity compared without division (GiB or milli-GPU: no overflow).
+    var share = Long.compare(node.gpuFree() * otherNode.gpuCapacity(), otherNode.gpuFree() * node.gpuCapacity());
+    if (share != 0) {
+      return share < 0;
+    }
+    if (node.gpuFree() != otherNode.gpuFree()) {
+      return node.gpuFree() < otherNode.gpuFree();
+    }
+    return node.name().compareTo(otherNode.name()) < 0;
+  }
+
+  /** The workload FGD measures against now (the policy's, else the learned one). */
+  public TargetWorkload workload() {
+    return strategies().target();
   }
 
   /** The GPUs {@code ask} gets on {@code node} now (bind's re-check against the ledger). */
@@ -215,7 +257,7 @@ public final class PlacementDecider {
     Optional<int[]> gpus =
         switch (ask.kind()) {
           case NONE -> Optional.of(new int[0]);
-          case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view.get(), ask.task());
+          case SHARE -> s.shareScoring(placementLabel(node)).chooseOnNode(view.get(), ask.task());
           case WHOLE -> s.whole(ask).choose(s.withLinks(view.get()), ask.count()).map(c -> c.gpus());
         };
     return gpus.<Choice>map(g -> new Choice.Chosen(java.util.Arrays.stream(g).boxed().toList()))
@@ -236,7 +278,7 @@ public final class PlacementDecider {
     var policy = policies.get();
     var current = strategies;
     if (current == null || current.policy() != policy) {
-      current = new PlacementStrategies(policy, workload);
+      current = new PlacementStrategies(policy, learned);
       strategies = current;
     }
     return current;

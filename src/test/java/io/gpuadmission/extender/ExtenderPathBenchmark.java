@@ -64,7 +64,9 @@ public class ExtenderPathBenchmark {
     var gangs = new io.gpuadmission.gang.GangRegistry(policies::current);
     var gate = new io.gpuadmission.gang.GangGate(
         gangs, new io.gpuadmission.gang.GangPlanning(decider, ledger, java.util.List::of, gangs), policies::current, java.time.Duration.ofSeconds(60));
-    service = new ExtenderService(decider, gate, policies, ledger);
+    service =
+        new ExtenderService(
+            decider, gate, policies, ledger, new io.gpuadmission.placement.WorkloadLearner(java.time.Clock.systemUTC(), () -> java.time.Duration.ofHours(1)));
   }
 
   /** The cluster of {@code bench/ExtenderBenchCluster}, straight into a ledger. */

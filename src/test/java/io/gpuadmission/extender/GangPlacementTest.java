@@ -81,7 +81,10 @@ class GangPlacementTest {
       binder = new PodBinder(client, ledger, decider, gate, policies::current, Clock.systemUTC(), Duration.ofMinutes(5));
       watcher = new LedgerWatcher(client, ledger, policies::current).alsoTell(gangs::current, gangs::gone);
       var planning = new GangPlanning(decider, ledger, watcher::nodes, gangs);
-      service = new ExtenderService(decider, new GangGate(gangs, planning, policies::current, planTimeout), policies, ledger);
+      service =
+          new ExtenderService(
+              decider, new GangGate(gangs, planning, policies::current, planTimeout), policies, ledger,
+              new io.gpuadmission.placement.WorkloadLearner(Clock.systemUTC(), () -> Duration.ofHours(1)));
       coordinator =
           new GangCoordinator(
               client, gangs, planning, ledger, gate, Clock.systemUTC(),
