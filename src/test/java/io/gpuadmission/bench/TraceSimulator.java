@@ -230,12 +230,12 @@ public final class TraceSimulator {
     return new Result(seed, allocated / (double) capacity, placed, skipped);
   }
 
-  /** The trace's distribution as the extender reads asks: no CPU, any model. */
+  /** The trace's distribution as the extender reads asks: GPUs and CPU, any model. */
   private static TaskDistribution asks(TaskDistribution tasks) {
     var weights = new LinkedHashMap<Task, Double>();
     for (int i = 0; i < tasks.size(); i++) {
       var t = tasks.task(i);
-      weights.merge(t.isShare() ? Task.share(0, t.perGpu()) : Task.whole(0, t.gpus()), tasks.probability(i), Double::sum);
+      weights.merge(t.isShare() ? Task.share(t.cpuMilli(), t.perGpu()) : Task.whole(t.cpuMilli(), t.gpus()), tasks.probability(i), Double::sum);
     }
     return TaskDistribution.weighted(weights);
   }
