@@ -1,5 +1,7 @@
 package io.gpuadmission.allocator;
 
+import java.util.concurrent.atomic.AtomicLong;
+
 /**
  * Expected GPU fragmentation of a node against a task distribution (FGD): for each kind of task,
  * the free GPU amount that task could not use there (all of it when the task does not fit the
@@ -16,7 +18,7 @@ package io.gpuadmission.allocator;
 public final class Fragmentation {
   private static final int CACHE_SLOTS = 1 << 14;
   private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
-  private static final java.util.concurrent.atomic.AtomicLong INSTANCES = new java.util.concurrent.atomic.AtomicLong();
+  private static final AtomicLong INSTANCES = new AtomicLong();
   private final TaskDistribution workload;
   private final long salt = mix(INSTANCES.incrementAndGet() * 0x9e3779b97f4a7c15L);
 

@@ -55,7 +55,7 @@ public class ExtenderService {
    */
   private GpuAsk learnAsk(ExtenderWire.Args args) {
     var ask = GpuAsk.of(args.pod(), policies.current());
-    learner.seen(args.pod().getMetadata().getUid(), ask);
+    learner.asked(args.pod().getMetadata().getUid(), ask);
     return ask;
   }
 

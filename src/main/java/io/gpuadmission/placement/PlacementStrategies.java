@@ -2,6 +2,7 @@ package io.gpuadmission.placement;
 
 import io.gpuadmission.allocator.FgdPolicy;
 import io.gpuadmission.allocator.FirstFitStrategy;
+import io.gpuadmission.allocator.GpuDevice;
 import io.gpuadmission.allocator.HeuristicPolicy;
 import io.gpuadmission.allocator.LinkMatrix;
 import io.gpuadmission.allocator.NodeGpus;
@@ -12,9 +13,11 @@ import io.gpuadmission.allocator.TopologyParser;
 import io.gpuadmission.allocator.WholeGpuStrategy;
 import io.gpuadmission.policy.AllocatorPolicy;
 import io.gpuadmission.policy.GpuPolicy;
+import java.util.ArrayList;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Supplier;
 
 /**
@@ -30,7 +33,9 @@ final class PlacementStrategies {
   private final ScoringPolicy spread;
   /** Read for every node of a decision: concurrent maps, so that readers never take a lock. */
   private final Map<String, Optional<LinkMatrix>> links = new ConcurrentHashMap<>();
-  private final Map<String, Long> bestSets = new ConcurrentHashMap<>();
+  /** The best set score of an idle board, by model and GPU count (-1: not computed yet). */
+  private final Map<String, AtomicLongArray> bestSets = new ConcurrentHashMap<>();
+  private final Map<String, AtomicLongArray> bestNvLinkSets = new ConcurrentHashMap<>();
   /** The policy's {@code sharedMemory.placement} label, null when the node's label decides. */
   private final String placement;
   /** The workload the policy declares, else null: the learned one is asked for each decision. */
@@ -108,17 +113,30 @@ final class PlacementStrategies {
     if (linked.links().isEmpty() || ask.count() < 2) {
       return 0;
     }
-    var key = linked.model() + "/" + linked.gpus().size() + "/" + ask.count() + (ask.nvlink() ? "/nvlink" : "");
-    var best = bestSets.get(key);
-    if (best == null) {
-      var idle = new java.util.ArrayList<io.gpuadmission.allocator.GpuDevice>(linked.gpus().size());
+    if (ask.count() > linked.gpus().size()) {
+      return 0;
+    }
+    // Per model (one matrix per model), per count: computed once, read without allocating.
+    var known = (ask.nvlink() ? bestNvLinkSets : bestSets).computeIfAbsent(linked.model(), m -> newUnknown(linked.gpus().size()));
+    var best = known.get(ask.count());
+    if (best < 0) {
+      var idle = new ArrayList<GpuDevice>(linked.gpus().size());
       for (var gpu : linked.gpus()) {
-        idle.add(new io.gpuadmission.allocator.GpuDevice(gpu.index(), gpu.model(), gpu.capacity(), 0, true));
+        idle.add(new GpuDevice(gpu.index(), gpu.model(), gpu.capacity(), 0, true));
       }
       var empty = new NodeGpus(linked.name(), idle, linked.links(), linked.cpuCapacity(), linked.cpuCapacity());
-      best = bestSets.computeIfAbsent(key, k -> Math.max(0, whole(ask).setScore(empty, ask.count())));
+      best = Math.max(0, whole(ask).setScore(empty, ask.count()));
+      known.set(ask.count(), best);
     }
     return Math.max(0, best - setScore);
+  }
+
+  private static AtomicLongArray newUnknown(int gpus) {
+    var unknown = new AtomicLongArray(gpus + 1);
+    for (int i = 0; i <= gpus; i++) {
+      unknown.set(i, -1);
+    }
+    return unknown;
   }
 
   private Optional<LinkMatrix> linksFor(String model) {

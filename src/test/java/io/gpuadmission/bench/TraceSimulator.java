@@ -80,10 +80,26 @@ public final class TraceSimulator {
   static final long MIB = 1024 * 1024;
   /** The kubelet's default maxPods. */
   static final long MAX_PODS = 110;
-  static final Path SHIPPED_SCHEDULER = Path.of("manifests/components/scheduler/scheduler-config.yaml");
+  /** The shipped second scheduler, under the project root ({@code bench/simulate-trace.sh} says where that is). */
+  static final Path SHIPPED_SCHEDULER =
+      Path.of(System.getProperty("gpu-admission.root", "."), "manifests/components/scheduler/scheduler-config.yaml");
 
   /** The outcome of one run. */
-  public record Result(long seed, double allocationRatio, int placed, int skipped) {}
+  /** The outcome of one run; {@code nodes}: where each pod went, in arrival order ("" when skipped; service setup only). */
+  public record Result(long seed, double allocationRatio, int placed, int skipped, List<String> nodes) {
+    public Result {
+      nodes = List.copyOf(nodes);
+    }
+
+    Result(long seed, double allocationRatio, int placed, int skipped) {
+      this(seed, allocationRatio, placed, skipped, List.of());
+    }
+
+    /** Ratio, placed and skipped, as the tests pin them. */
+    public String figures() {
+      return String.format("%.4f %d %d", allocationRatio, placed, skipped);
+    }
+  }
 
   /** A node of the trace. */
   record TraceNode(String name, long milliCpu, long memoryMib, int gpus, String model) {}
@@ -134,6 +150,24 @@ public final class TraceSimulator {
 
   public static TraceSimulator load(Path nodes, Path pods) throws IOException {
     return new TraceSimulator(readNodes(nodes), readTrace(pods));
+  }
+
+  /**
+   * A smaller cluster of the same make: every {@code nodeStep}-th node in the order of GPU model,
+   * GPU count and name (each kind of node in proportion), and every {@code podStep}-th task.
+   */
+  public TraceSimulator sample(int nodeStep, int podStep) {
+    var sorted = new ArrayList<>(nodes);
+    sorted.sort(java.util.Comparator.comparing(TraceNode::model).thenComparingInt(TraceNode::gpus).thenComparing(TraceNode::name));
+    var sampledNodes = new ArrayList<TraceNode>();
+    for (int i = 0; i < sorted.size(); i += nodeStep) {
+      sampledNodes.add(sorted.get(i));
+    }
+    var sampledPods = new ArrayList<TracePod>();
+    for (int i = 0; i < pods.size(); i += podStep) {
+      sampledPods.add(pods.get(i));
+    }
+    return new TraceSimulator(sampledNodes, sampledPods);
   }
 
   /** The shipped second scheduler's configuration (profile gpu-scheduler). */
@@ -206,6 +240,7 @@ public final class TraceSimulator {
     var placed = 0;
     var skipped = 0;
     long allocated = 0;
+    var where = new ArrayList<String>(arrivals.size());
     for (int i = 0; i < arrivals.size(); i++) {
       var task = arrivals.get(i);
       var pod = pod(i, task);
@@ -213,6 +248,7 @@ public final class TraceSimulator {
         wire.created(pod);
       }
       var node = model.schedule(modelPod(pod, task, options.cpuPodsOffGpuNodes()));
+      where.add(node.orElse(""));
       if (node.isEmpty()) {
         skipped++;
         continue;
@@ -227,7 +263,7 @@ public final class TraceSimulator {
         throw new IllegalStateException("the ledger holds " + (capacity - free) + " milli-GPU, the pods placed ask " + allocated);
       }
     }
-    return new Result(seed, allocated / (double) capacity, placed, skipped);
+    return new Result(seed, allocated / (double) capacity, placed, skipped, where);
   }
 
   /** The trace's distribution as the extender reads asks: GPUs and CPU, any model. */

@@ -119,7 +119,7 @@ public final class WireExtender implements KubeSchedulerModel.Extender {
     if (!wire) {
       var object = (Pod) pod.object();
       var ask = GpuAsk.of(object, policy);
-      learner.seen(object.getMetadata().getUid(), ask);
+      learner.asked(object.getMetadata().getUid(), ask);
       decider.prioritize(ask, nodes).forEach(s -> scores.put(s.node(), s.score()));
       return scores;
     }

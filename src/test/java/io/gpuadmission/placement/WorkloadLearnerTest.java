@@ -76,6 +76,33 @@ class WorkloadLearnerTest {
   }
 
   @Test
+  void aPodKubeSchedulerAsksAboutCountsAtOnceButOnlyForAMinuteUnlessTheInformerShowsIt() {
+    learner.asked("uid-new", GpuAsk.share(4).with(1000, java.util.Set.of()));
+    learner.asked("uid-bogus", GpuAsk.whole(8));
+    learner.asked("uid-new", GpuAsk.share(4).with(1000, java.util.Set.of()));
+    assertThat(learner.get().weights()).containsExactlyEntriesOf(ordered(Task.share(1000, 4), 1.0, Task.whole(0, 8), 1.0));
+
+    clock.now = clock.now.plusSeconds(30);
+    learner.observe(pod("new", "4", null, "1", "Pending"), PolicyParser.builtInDefault());
+    clock.now = clock.now.plusSeconds(31);
+
+    // uid-bogus was never shown by the informer (deleted at once, or no pod at all): it is gone.
+    assertThat(learner.get().weights()).containsExactlyEntriesOf(ordered(Task.share(1000, 4), 1.0));
+    assertThat(learner.get().pods()).isEqualTo(1);
+  }
+
+  @Test
+  void atMostTenThousandPodsCountOnKubeSchedulersWordAlone() {
+    for (int i = 0; i < WorkloadLearner.MAX_UNCONFIRMED + 5; i++) {
+      learner.asked("uid-" + i, GpuAsk.share(4));
+    }
+    learner.seen("uid-0", GpuAsk.share(4));
+    learner.asked("uid-late", GpuAsk.share(2));
+
+    assertThat(learner.get().weights()).containsExactlyEntriesOf(ordered(Task.share(0, 4), 10_000.0, Task.share(0, 2), 1.0));
+  }
+
+  @Test
   void aPodWhoseAskChangesCountsOnceWithItsNewAsk() {
     learner.seen("uid-x", GpuAsk.share(4));
     learner.seen("uid-x", GpuAsk.share(6));
