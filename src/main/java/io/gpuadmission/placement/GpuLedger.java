@@ -290,10 +290,11 @@ public final class GpuLedger {
     }
   }
 
+  /**
+   * Whether the claim's GPUs are still free. Not its CPU: kube-scheduler counts every pod's CPU
+   * and has found room before bind, where the ledger knows only the GPU pods'.
+   */
   private static boolean fits(NodeGpus node, GpuClaim claim) {
-    if (node.cpuFree() < claim.cpuMilli()) {
-      return false;
-    }
     for (var g : claim.gpus()) {
       if (g < 0 || g >= node.gpus().size()) {
         return false;

@@ -69,6 +69,9 @@ import java.util.function.Supplier;
  *
  * <p>{@code --tasks shares} keeps only the tasks that ask a share of one GPU (before the copies
  * are added); {@code gpushare} is ACK's gpushare extender through the same kube-scheduler model.
+ * {@code --sample 12,10} runs on every 12th node (by GPU model and count) and every 10th task, the
+ * sample {@code TraceSimulatorTest} pins; {@code --write-sample DIR} writes the nodes, tasks and
+ * each seed's arrival order instead of running, for a replay through a real kube-scheduler.
  *
  * <p>Usage: {@code TraceSimulator --nodes FILE --pods FILE --policy
  * binpack|spread|fgd|gpushare|best-fit|random [--setup service|paper] [--through
@@ -104,8 +107,8 @@ public final class TraceSimulator {
   /** A node of the trace. */
   record TraceNode(String name, long milliCpu, long memoryMib, int gpus, String model) {}
 
-  /** A task of the trace: the allocator's task and the memory it requests. */
-  record TracePod(Task task, long memoryMib) {}
+  /** A task of the trace: its name, the allocator's task and the memory it requests. */
+  record TracePod(String name, Task task, long memoryMib) {}
 
   /** How a run is set up (see the class comment). */
   public record Options(
@@ -180,8 +183,9 @@ public final class TraceSimulator {
     return run(new Options(policyName, "paper", "simulator", "oracle", "all", "kube-scheduler", null), seed, demand);
   }
 
-  public Result run(Options options, long seed, double demand) {
-    var workload = options.tasks().equals("shares") ? pods.stream().filter(p -> p.task().isShare()).toList() : pods;
+  /** The tasks of a run in the order they arrive: shuffled with the seed, then copies up to {@code demand}. */
+  List<TracePod> arrivals(String tasks, long seed, double demand) {
+    var workload = workload(tasks);
     var random = new Random(seed);
     var arrivals = new ArrayList<>(workload);
     Collections.shuffle(arrivals, random);
@@ -192,6 +196,21 @@ public final class TraceSimulator {
       arrivals.add(copy);
       requested += gpuRequest(copy.task());
     }
+    return arrivals;
+  }
+
+  private List<TracePod> workload(String tasks) {
+    return switch (tasks) {
+      case "all" -> pods;
+      case "shares" -> pods.stream().filter(p -> p.task().isShare()).toList();
+      default -> throw new IllegalArgumentException("unknown --tasks " + tasks + " (all, shares)");
+    };
+  }
+
+  public Result run(Options options, long seed, double demand) {
+    var workload = workload(options.tasks());
+    var arrivals = arrivals(options.tasks(), seed, demand);
+    long capacity = nodes.stream().mapToLong(n -> n.gpus() * GPU).sum();
     var oracle = TaskDistribution.of(workload.stream().map(TracePod::task).filter(t -> t.gpus() > 0).toList());
     return switch (options.setup()) {
       case "paper" -> switch (options.policy()) {
@@ -488,6 +507,36 @@ public final class TraceSimulator {
     return cluster;
   }
 
+  /**
+   * Writes what a replay through a real kube-scheduler needs to place the same pods in the same
+   * order: the nodes ({@code nodes.csv}) and tasks ({@code pods.csv}) in the trace's columns, and
+   * for each seed the arrivals in order ({@code arrivals-<seed>.csv}: position, task name, and its
+   * requests), copies included.
+   */
+  void write(Path dir, String tasks, long first, long last, double demand) throws IOException {
+    Files.createDirectories(dir);
+    var nodeLines = new ArrayList<String>(List.of("sn,cpu_milli,memory_mib,gpu,model"));
+    nodes.forEach(n -> nodeLines.add(n.name() + "," + n.milliCpu() + "," + n.memoryMib() + "," + n.gpus() + "," + n.model()));
+    Files.write(dir.resolve("nodes.csv"), nodeLines);
+    var podLines = new ArrayList<String>(List.of("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec"));
+    workload(tasks).forEach(p -> podLines.add(line(p)));
+    Files.write(dir.resolve("pods.csv"), podLines);
+    for (long seed = first; seed <= last; seed++) {
+      var lines = new ArrayList<String>(List.of("position,name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec"));
+      var arrivals = arrivals(tasks, seed, demand);
+      for (int i = 0; i < arrivals.size(); i++) {
+        lines.add(i + "," + line(arrivals.get(i)));
+      }
+      Files.write(dir.resolve("arrivals-" + seed + ".csv"), lines);
+    }
+  }
+
+  private static String line(TracePod p) {
+    var t = p.task();
+    var milli = t.isShare() ? t.perGpu() : t.isWhole() ? GPU : 0;
+    return p.name() + "," + t.cpuMilli() + "," + p.memoryMib() + "," + t.gpus() + "," + milli + "," + String.join("|", new java.util.TreeSet<>(t.models()));
+  }
+
   static List<Task> readPods(Path file) throws IOException {
     return readTrace(file).stream().map(TracePod::task).toList();
   }
@@ -510,7 +559,7 @@ public final class TraceSimulator {
           gpus == 0 ? Task.none(cpu)
               : gpus == 1 && milli < GPU ? Task.share(cpu, milli)
               : new Task(Task.Kind.WHOLE, cpu, gpus, milli, Set.of());
-      tasks.add(new TracePod(task.withModels(models), Long.parseLong(cells[header.indexOf("memory_mib")])));
+      tasks.add(new TracePod(cells[header.indexOf("name")], task.withModels(models), Long.parseLong(cells[header.indexOf("memory_mib")])));
     }
     return tasks;
   }
@@ -522,6 +571,8 @@ public final class TraceSimulator {
     var seeds = "42-51";
     var demand = 1.3;
     Path schedulerConfig = null;
+    String sample = null;
+    Path writeSample = null;
     Long weight = null;
     Integer percentage = null;
     for (int i = 0; i + 1 < args.length; i += 2) {
@@ -533,6 +584,8 @@ public final class TraceSimulator {
         case "--extender-weight" -> weight = Long.parseLong(args[i + 1]);
         case "--percentage-of-nodes-to-score" -> percentage = Integer.parseInt(args[i + 1]);
         case "--seeds" -> seeds = args[i + 1];
+        case "--sample" -> sample = args[i + 1];
+        case "--write-sample" -> writeSample = Path.of(args[i + 1]);
         case "--demand" -> demand = Double.parseDouble(args[i + 1]);
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
@@ -542,7 +595,8 @@ public final class TraceSimulator {
           "usage: --nodes FILE --pods FILE [--policy fgd] [--setup service|paper] [--through simulator|kube-scheduler]"
               + " [--workload learned|oracle] [--tasks all|shares] [--cpu-pods off-gpu-nodes|kube-scheduler]"
               + " [--scheduler-config FILE] [--extender-weight N]"
-              + " [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3]");
+              + " [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3] [--sample NODE_STEP,TASK_STEP]"
+              + " [--write-sample DIR]");
       System.exit(2);
     }
     var scheduler = schedulerConfig == null ? shippedScheduler() : SchedulerConfiguration.read(schedulerConfig);
@@ -554,9 +608,18 @@ public final class TraceSimulator {
     }
     options = options.with(scheduler);
     var simulator = load(Path.of(nodes), Path.of(pods));
+    if (sample != null) {
+      var steps = sample.split(",");
+      simulator = simulator.sample(Integer.parseInt(steps[0]), Integer.parseInt(steps[1]));
+    }
     var range = seeds.split("-");
     long first = Long.parseLong(range[0]);
     long last = range.length > 1 ? Long.parseLong(range[1]) : first;
+    if (writeSample != null) {
+      simulator.write(writeSample, options.tasks(), first, last, demand);
+      System.out.println("wrote " + writeSample.resolve("nodes.csv") + ", pods.csv and arrivals-" + first + ".csv to arrivals-" + last + ".csv");
+      return;
+    }
     double sum = 0;
     for (long seed = first; seed <= last; seed++) {
       var started = System.nanoTime();
