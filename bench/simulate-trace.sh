@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Replays the Alibaba GPU trace (FGD paper, ATC '23) against one placement policy.
-#   bench/simulate-trace.sh --nodes FILE --pods FILE --policy binpack|spread|best-fit|fgd|random --seeds 42-51
-# Prints one line per seed and a last line: mean_allocation_ratio=0.xxxx policy=... pods=FILE
+#   bench/simulate-trace.sh --nodes FILE --pods FILE --policy binpack|spread|fgd|gpushare|best-fit|random
+#     [--setup service|paper] [--through simulator|kube-scheduler] [--workload learned|oracle]
+#     [--tasks all|shares] [--cpu-pods off-gpu-nodes|kube-scheduler] [--scheduler-config FILE]
+#     [--extender-weight N] [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3]
+# (TraceSimulator's comment says what each means.) Prints one line per seed and a last line:
+# mean_allocation_ratio=0.xxxx policy=... pods=FILE
 # The data: ../shared/data/alibaba-gpu-v2023/ (research use only; never shipped in the jar).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,4 +21,4 @@ deps="$root/target/bench-classpath.txt"
 if [[ ! -s "$deps" ]]; then
   (cd "$root" && ./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
 fi
-exec "$java" -Xmx2g -cp "$root/target/classes:$root/target/test-classes:$(cat "$deps")" io.gpuadmission.bench.TraceSimulator "$@"
+exec "$java" -Xmx2g -Dgpu-admission.root="$root" -cp "$root/target/classes:$root/target/test-classes:$(cat "$deps")" io.gpuadmission.bench.TraceSimulator "$@"

@@ -1,5 +1,7 @@
 package io.gpuadmission.allocator;
 
+import java.util.concurrent.atomic.AtomicLong;
+
 /**
  * Expected GPU fragmentation of a node against a task distribution (FGD): for each kind of task,
  * the free GPU amount that task could not use there (all of it when the task does not fit the
@@ -8,12 +10,17 @@ package io.gpuadmission.allocator;
  *
  * <p>Node states repeat a great deal across a cluster, so results are cached per thread in a
  * fixed-size direct-mapped table keyed by a 64-bit fingerprint of the state (GPUs are
- * interchangeable, so the fingerprint ignores their order). Nothing is allocated per call.
+ * interchangeable, so the fingerprint ignores their order). Nothing is allocated per call. The
+ * table is shared by every instance on a thread, each instance salting its keys: a workload that
+ * changes with every pod (learned from the cluster) makes a new instance per decision, which must
+ * not cost a new table each time.
  */
 public final class Fragmentation {
   private static final int CACHE_SLOTS = 1 << 14;
+  private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+  private static final AtomicLong INSTANCES = new AtomicLong();
   private final TaskDistribution workload;
-  private final ThreadLocal<Scratch> scratch = ThreadLocal.withInitial(Scratch::new);
+  private final long salt = mix(INSTANCES.incrementAndGet() * 0x9e3779b97f4a7c15L);
 
   public Fragmentation(TaskDistribution workload) {
     this.workload = workload;
@@ -41,14 +48,14 @@ public final class Fragmentation {
   }
 
   public double of(NodeGpus node) {
-    var s = scratch.get();
+    var s = SCRATCH.get();
     s.load(node);
     return of(s, node.model(), node.cpuFree(), node.gpus().size());
   }
 
   /** How much the node's expected fragmentation grows when {@code task} takes {@code gpus}. */
   public double growth(NodeGpus node, Task task, int[] gpus) {
-    var s = scratch.get();
+    var s = SCRATCH.get();
     s.load(node);
     var n = node.gpus().size();
     var before = of(s, node.model(), node.cpuFree(), n);
@@ -60,7 +67,7 @@ public final class Fragmentation {
   }
 
   private double of(Scratch s, String model, long cpuFree, int n) {
-    var key = fingerprint(model, cpuFree, s.free, s.capacity, n);
+    var key = fingerprint(model, cpuFree, s.free, s.capacity, n) ^ salt;
     var slot = (int) (key ^ (key >>> 32)) & (CACHE_SLOTS - 1);
     if (s.used[slot] && s.keys[slot] == key) {
       return s.values[slot];

@@ -4,10 +4,12 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * How often each kind of task arrives: the "target workload" fragmentation is measured against
- * (FGD, Weng et al., ATC '23). Built from observed tasks; identical tasks are counted together.
+ * (FGD, Weng et al., ATC '23). Built from observed tasks (identical tasks are counted together) or
+ * from weights given per kind of task.
  */
 public final class TaskDistribution {
   private final List<Task> tasks;
@@ -25,6 +27,29 @@ public final class TaskDistribution {
     var p = new double[tasks.size()];
     for (int i = 0; i < p.length; i++) {
       p[i] = counts.get(tasks.get(i)) / (double) observed.size();
+    }
+    return new TaskDistribution(tasks, p);
+  }
+
+  /**
+   * Kinds of task with their relative weights (positive; they need not sum to 1), in the map's
+   * order.
+   */
+  public static TaskDistribution weighted(Map<Task, ? extends Number> weights) {
+    var tasks = new ArrayList<Task>(weights.size());
+    var p = new double[weights.size()];
+    double total = 0;
+    for (var entry : weights.entrySet()) {
+      var weight = entry.getValue().doubleValue();
+      if (!(weight > 0) || Double.isInfinite(weight)) {
+        throw new IllegalArgumentException("weight of " + entry.getKey() + " must be positive, is " + weight);
+      }
+      p[tasks.size()] = weight;
+      tasks.add(entry.getKey());
+      total += weight;
+    }
+    for (int i = 0; i < p.length; i++) {
+      p[i] /= total;
     }
     return new TaskDistribution(tasks, p);
   }

@@ -47,8 +47,9 @@ public final class BoundPods {
   }
 
   /**
-   * A copy with only what the ledger reads: identity, GPU annotations, node, the resources of
-   * containers and init containers, phase; for a pod asking whole GPUs, which may be a gang member under this or a later policy, also what
+   * A copy with only what the ledger reads: identity, GPU annotations, node, resources (init
+   * containers' and the overhead too, for the CPU request), phase; for
+   * a pod asking whole GPUs, which may be a gang member under this or a later policy, also what
    * gang placement reads (labels, owner, creation and deletion time, plan annotations, node
    * selection, tolerations, host network and ports). For preemption, every GPU pod keeps its
    * labels, priority, start, deletion time, nomination and a DisruptionTarget condition. Memory shares, the
@@ -107,21 +108,21 @@ public final class BoundPods {
         }
       }
       spec.setContainers(containers);
-      // Init containers count in the pod's effective request (and may be its only GPU ask).
-      if (pod.getSpec().getInitContainers() != null && !pod.getSpec().getInitContainers().isEmpty()) {
+      // The pod's CPU request counts its init containers (and sidecars) and overhead too.
+      if (pod.getSpec().getInitContainers() != null) {
         var inits = new ArrayList<Container>();
         for (var c : pod.getSpec().getInitContainers()) {
-          if (c == null) {
-            continue;
+          if (c != null) {
+            var kept = new Container();
+            kept.setName(c.getName());
+            kept.setResources(c.getResources());
+            kept.setRestartPolicy(c.getRestartPolicy());
+            inits.add(kept);
           }
-          var kept = new Container();
-          kept.setName(c.getName());
-          kept.setResources(c.getResources());
-          kept.setRestartPolicy(c.getRestartPolicy());
-          inits.add(kept);
         }
         spec.setInitContainers(inits);
       }
+      spec.setOverhead(pod.getSpec().getOverhead());
     }
     var status = new PodStatus();
     if (pod.getStatus() != null) {

@@ -18,7 +18,8 @@ import java.util.TreeSet;
  * annotation {@code gpu-admission.io/gpu-memory} ({@code "16,16,32,32"}: one size per GPU, for
  * nodes whose GPUs differ), the per-GPU memory label ({@code aliyun.accelerator/nvidia_mem},
  * rounded down to GiB as gpushare's device plugin does), and last {@code status.allocatable
- * aliyun.com/gpu-mem} divided by the GPU count (gpushare's own reading, wrong on mixed nodes).
+ * aliyun.com/gpu-mem} divided by the GPU count (gpushare's own reading, wrong on mixed nodes). The
+ * node's allocatable CPU comes along: FGD counts what GPU pods leave of it.
  */
 public final class GpuCapacityMapper {
   public static final String MEMORY_ANNOTATION = "gpu-admission.io/gpu-memory";
@@ -44,7 +45,11 @@ public final class GpuCapacityMapper {
     }
     return Optional.of(
         new GpuNodeCapacity(
-            node.getMetadata().getName(), gpuNode.model().orElse(""), perGpu, Optional.ofNullable(labels.get(keys.placement()))));
+            node.getMetadata().getName(),
+            gpuNode.model().orElse(""),
+            perGpu,
+            Optional.ofNullable(labels.get(keys.placement())),
+            allocatableCpuMilli(node)));
   }
 
   /** The node an {@code unhealthy-gpu-<node>} ConfigMap speaks of, if it is one. */
@@ -82,6 +87,19 @@ public final class GpuCapacityMapper {
       out.add(mib.getAsLong() / 1024);
     }
     return out;
+  }
+
+  /** {@code status.allocatable.cpu} in millicores; unknown (not counted) when absent or unreadable. */
+  static long allocatableCpuMilli(Node node) {
+    var cpu = node.getStatus() == null || node.getStatus().getAllocatable() == null ? null : node.getStatus().getAllocatable().get("cpu");
+    if (cpu == null) {
+      return Long.MAX_VALUE;
+    }
+    try {
+      return cpu.getNumericalAmount().multiply(java.math.BigDecimal.valueOf(1000)).setScale(0, java.math.RoundingMode.FLOOR).longValueExact();
+    } catch (ArithmeticException | IllegalArgumentException unreadable) {
+      return Long.MAX_VALUE;
+    }
   }
 
   private static long allocatable(Node node, String resource) {

@@ -10,7 +10,10 @@ import io.gpuadmission.placement.ChoiceOverrides;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.LedgerInspection;
+import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PodBinder;
+import io.gpuadmission.placement.WorkloadInspection;
+import io.gpuadmission.policy.PolicyStore;
 import io.smallrye.common.annotation.NonBlocking;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.core.http.HttpVersion;
@@ -48,12 +51,19 @@ public class ExtenderResource {
   private final GangGate gangGate;
   private final GangPlanning gangPlanning;
   private final ChoiceOverrides overrides;
+  private final PlacementDecider decider;
+  private final PolicyStore policies;
 
   /**
-   * gpushare's inspect ({@code nodes}), the gangs, and the pods whose node gave other whole GPUs
-   * than bind chose ({@code overridden}: the ledger counts {@code given}).
+   * gpushare's inspect ({@code nodes}), the gangs, the pods whose node gave other whole GPUs than
+   * bind chose ({@code overridden}: the ledger counts {@code given}), and the workload FGD measures
+   * against.
    */
-  record Inspection(List<LedgerInspection.Node> nodes, List<GangInspection.Gang> gangs, List<ChoiceOverrides.Override> overridden) {}
+  record Inspection(
+      List<LedgerInspection.Node> nodes,
+      List<GangInspection.Gang> gangs,
+      List<ChoiceOverrides.Override> overridden,
+      WorkloadInspection fgdWorkload) {}
 
   public ExtenderResource(
       ExtenderService service,
@@ -66,9 +76,13 @@ public class ExtenderResource {
       GangRegistry gangs,
       GangGate gangGate,
       GangPlanning gangPlanning,
-      ChoiceOverrides overrides) {
+      ChoiceOverrides overrides,
+      PlacementDecider decider,
+      PolicyStore policies) {
     this.gangPlanning = gangPlanning;
     this.overrides = overrides;
+    this.decider = decider;
+    this.policies = policies;
     this.gangs = gangs;
     this.gangGate = gangGate;
     this.service = service;
@@ -160,7 +174,16 @@ public class ExtenderResource {
   @Path("inspect")
   @Produces(MediaType.APPLICATION_JSON)
   public Response inspect() {
-    return answer("inspect", () -> ExtenderCodec.write(new Inspection(LedgerInspection.of(ledger).nodes(), GangInspection.of(gangs, gangGate, gangPlanning), overrides.list())));
+    var window = policies.current().allocator().fgdWorkload().learnedWindowMinutes();
+    return answer(
+        "inspect",
+        () ->
+            ExtenderCodec.write(
+                new Inspection(
+                    LedgerInspection.of(ledger).nodes(),
+                    GangInspection.of(gangs, gangGate, gangPlanning),
+                    overrides.list(),
+                    WorkloadInspection.of(decider.workload(), window))));
   }
 
   @GET

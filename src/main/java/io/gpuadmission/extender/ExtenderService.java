@@ -8,6 +8,7 @@ import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.NodeEligibility;
 import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.placement.WorkloadLearner;
 import io.gpuadmission.policy.PolicyStore;
 import io.gpuadmission.placement.Nominations;
 import io.gpuadmission.preemption.CandidateReview;
@@ -27,6 +28,7 @@ public class ExtenderService {
   private final GpuPreemptor preemptor;
   private final CandidateReview review;
   private final Nominations nominations;
+  private final WorkloadLearner learner;
 
   public ExtenderService(
       PlacementDecider decider,
@@ -35,7 +37,8 @@ public class ExtenderService {
       GpuLedger ledger,
       GpuPreemptor preemptor,
       CandidateReview review,
-      Nominations nominations) {
+      Nominations nominations,
+      WorkloadLearner learner) {
     this.nominations = nominations;
     this.decider = decider;
     this.gangs = gangs;
@@ -43,6 +46,7 @@ public class ExtenderService {
     this.ledger = ledger;
     this.preemptor = preemptor;
     this.review = review;
+    this.learner = learner;
   }
 
   /**
@@ -53,11 +57,12 @@ public class ExtenderService {
   ExtenderWire.FilterResult filter(ExtenderWire.Args args) {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
+    var ask = learnAsk(args);
     var result = gangs.filter(args.pod(), names).orElse(null);
     if (result == null) {
       var pod = args.pod();
       var eligibility = eligibility(args);
-      result = decider.filter(GpuAsk.of(pod, policies.current()), eligibility, names, nominations, PodFacts.priority(pod), uid(pod));
+      result = decider.filter(ask, eligibility, names, nominations, PodFacts.priority(pod), uid(pod));
       if (result.passed().isEmpty() && !result.failed().isEmpty()) {
         // Only nodes the pod may go to: evicting pods elsewhere would never place it.
         preemptor.refused(pod, decider.eligibleAmong(eligibility, result.failed().keySet()));
@@ -77,8 +82,18 @@ public class ExtenderService {
   List<PlacementDecider.NodeScore> prioritize(ExtenderWire.Args args) {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
-    return gangs.prioritize(args.pod(), names)
-        .orElseGet(() -> decider.prioritize(GpuAsk.of(args.pod(), policies.current()), eligibility(args), names));
+    var ask = learnAsk(args);
+    return gangs.prioritize(args.pod(), names).orElseGet(() -> decider.prioritize(ask, eligibility(args), names));
+  }
+
+  /**
+   * The pod's ask, which FGD's learned workload counts from the pod's first filter on: a burst of
+   * new pods weighs in before the informer shows them.
+   */
+  private GpuAsk learnAsk(ExtenderWire.Args args) {
+    var ask = GpuAsk.of(args.pod(), policies.current());
+    learner.asked(args.pod().getMetadata().getUid(), ask);
+    return ask;
   }
 
   /** The pod's own node selection and GPU resources, judged again on every node (kube-scheduler has, but must not be contradicted). */

@@ -20,6 +20,7 @@ import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementConfig;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PodBinder;
+import io.gpuadmission.placement.WorkloadLearner;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
 import io.gpuadmission.preemption.CandidateReview;
@@ -37,6 +38,7 @@ import jakarta.enterprise.event.Reception;
 import jakarta.enterprise.inject.Produces;
 import jakarta.inject.Singleton;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -55,6 +57,7 @@ public class PlacementWiring {
   private final WebhookNamespace namespace;
   private final NodeInventory nodes;
   private final GpuLedger ledger = new GpuLedger();
+  private final WorkloadLearner learner;
   private final LeaderGate gate;
   private final GangRegistry gangs;
   private final PodFactsIndex podFacts;
@@ -90,6 +93,8 @@ public class PlacementWiring {
     this.overrides = new ChoiceOverrides(node -> Counter.builder("gpu_admission_gpu_choice_overridden_total")
         .description("Pods whose node gave other whole GPUs than bind chose (its agent's gpu-allocated), as this replica saw them")
         .tag("node", node).register(meters).increment());
+    this.learner =
+        new WorkloadLearner(Clock.systemUTC(), () -> Duration.ofMinutes(policies.current().allocator().fgdWorkload().learnedWindowMinutes()));
   }
 
   @Produces
@@ -112,8 +117,14 @@ public class PlacementWiring {
 
   @Produces
   @Singleton
+  WorkloadLearner learner() {
+    return learner;
+  }
+
+  @Produces
+  @Singleton
   PlacementDecider decider() {
-    return new PlacementDecider(ledger, policies::current, Optional.empty(), nodes::node);
+    return new PlacementDecider(ledger, policies::current, learner, nodes::node);
   }
 
   @Produces
@@ -175,6 +186,7 @@ public class PlacementWiring {
             .alsoTell(podFacts::current, podFacts::gone)
             .alsoTell(gangs::current, gangs::gone)
             .alsoTell(overrides::observe, overrides::gone)
+            .alsoTell(pod -> learner.observe(pod, policies.current()), pod -> learner.gone(pod, policies.current()))
             .start(nodes);
     budgetWatcher = new DisruptionBudgetWatcher(cluster.client(), budgets::current, budgets::gone).start();
     // Another job or replica label makes other pods gang members: read them all again.

@@ -1,6 +1,7 @@
 package io.gpuadmission.placement;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.pod.CpuRequest;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -74,11 +75,11 @@ public final class GpuAnnotations {
       if (annotations.get(MEM_IDX) != null && annotations.get(MEM_POD) != null) {
         var gpu = Integer.parseInt(annotations.get(MEM_IDX).trim());
         var memory = Long.parseLong(annotations.get(MEM_POD).trim());
-        return memory > 0 ? Optional.of(GpuClaim.bound(uid, key, node, List.of(gpu), memory)) : Optional.empty();
+        return memory > 0 ? Optional.of(GpuClaim.bound(uid, key, node, List.of(gpu), memory, cpu(pod))) : Optional.empty();
       }
       var whole = wholeGpus(annotations);
       if (whole.isPresent()) {
-        return Optional.of(GpuClaim.bound(uid, key, node, whole.get(), 0));
+        return Optional.of(GpuClaim.bound(uid, key, node, whole.get(), 0, cpu(pod)));
       }
     } catch (NumberFormatException unreadable) {
       return Optional.empty();
@@ -104,6 +105,15 @@ public final class GpuAnnotations {
     }
     var chosen = annotations.get(GPU_INDICES);
     return chosen == null ? Optional.empty() : Optional.of(parse(chosen));
+  }
+
+  /** The pod's CPU request; 0 if unreadable, which must never cost the ledger the pod's GPUs. */
+  private static long cpu(Pod pod) {
+    try {
+      return CpuRequest.milli(pod);
+    } catch (ArithmeticException | IllegalArgumentException unreadable) {
+      return 0;
+    }
   }
 
   public static boolean finished(Pod pod) {

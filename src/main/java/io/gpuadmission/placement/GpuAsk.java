@@ -2,6 +2,7 @@ package io.gpuadmission.placement;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.allocator.Task;
+import io.gpuadmission.pod.CpuRequest;
 import io.gpuadmission.pod.PodResources;
 import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.GpuPolicy;
@@ -10,11 +11,11 @@ import java.util.Set;
 /**
  * What a pod asks of the GPUs of one node: nothing the extender manages, a memory share of one GPU
  * (GiB), or a number of whole GPUs, both the pod's effective request as kube-scheduler counts it
- * (init and sidecar containers included: {@link PodResources#effective}). CPU
- * (milli) and allowed GPU models are left at 0 and empty by the extender, where kube-scheduler's
- * own plugins and the pod's nodeSelector handle them; the trace simulator sets them. {@code
- * nvlink}: the whole GPUs must all be pairwise NVLink-connected (a topology job's pod under policy
- * {@code topology.requireNVLink}; only asked of two or more GPUs).
+ * (init and sidecar containers included: {@link PodResources#effective}); and its CPU request
+ * (milli), which FGD weighs (a node whose CPU is spent strands the GPUs it has left). Allowed GPU
+ * models are left empty by the extender, where the pod's node selection handles them; the trace
+ * simulator sets them. {@code nvlink}: the whole GPUs must all be pairwise NVLink-connected (a
+ * topology job's pod under policy {@code topology.requireNVLink}; only asked of two or more GPUs).
  */
 public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<String> models, boolean nvlink) {
   public static final GpuAsk NONE = new GpuAsk(Kind.NONE, 0, 0, 0, Set.of(), false);
@@ -51,13 +52,14 @@ public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<Strin
   /**
    * Reads the pod's ask: the policy's share resource ({@code aliyun.com/gpu-mem}) first, then its
    * whole-GPU resources ({@code aliyun.com/gpu} on topology nodes, {@code nvidia.com/gpu}), which
-   * must be NVLink-connected for a topology job's pod when the policy requires it. A pod asking
-   * both a share and whole GPUs (refused at admission: no node offers both) is read as a share.
+   * must be NVLink-connected for a topology job's pod when the policy requires it; with the pod's
+   * CPU request as kube-scheduler counts it. A pod asking both a share and whole GPUs (refused at
+   * admission: no node offers both) is read as a share.
    */
   public static GpuAsk of(Pod pod, GpuPolicy policy) {
     var memory = PodResources.effective(pod, policy.sharedMemory().resourceName()).longValue();
     if (memory > 0) {
-      return share(memory);
+      return share(memory).with(CpuRequest.milli(pod), Set.of());
     }
     var whole =
         PodResources.effective(pod, policy.topology().resourceName())
@@ -67,7 +69,7 @@ public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<Strin
       return NONE;
     }
     var nvlink = policy.topology().requireNVLink() && TopologyJob.of(pod, policy.topology()).isPresent();
-    return nvlink ? nvlinked(whole) : whole(whole);
+    return (nvlink ? nvlinked(whole) : whole(whole)).with(CpuRequest.milli(pod), Set.of());
   }
 
   /** The allocator's task for this ask: whole GPUs of any size, or a share of one GPU. */

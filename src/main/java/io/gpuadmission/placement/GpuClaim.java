@@ -5,7 +5,8 @@ import java.util.List;
 
 /**
  * GPUs of one node held by one pod: a memory share of one GPU ({@code memory} GiB) or whole GPUs
- * ({@code memory} 0). The phase says how sure the ledger is, as in kube-scheduler's cache.
+ * ({@code memory} 0), and the CPU it requests (milli; FGD counts what GPU pods leave of a node's
+ * CPU). The phase says how sure the ledger is, as in kube-scheduler's cache.
  */
 public record GpuClaim(
     String podUid, String pod, String node, List<Integer> gpus, long memory, Phase phase, Instant expires, long cpuMilli) {
@@ -13,7 +14,7 @@ public record GpuClaim(
     gpus = List.copyOf(gpus);
   }
 
-  /** A claim that holds no CPU (the extender's: kube-scheduler counts CPU). */
+  /** A claim that holds no CPU. */
   public GpuClaim(String podUid, String pod, String node, List<Integer> gpus, long memory, Phase phase, Instant expires) {
     this(podUid, pod, node, gpus, memory, phase, expires, 0);
   }
@@ -38,11 +39,16 @@ public record GpuClaim(
     return new GpuClaim(podUid, pod, node, gpus, memory, Phase.BOUND, Instant.MAX);
   }
 
+  /** A bound pod's claim with the CPU it requests. */
+  public static GpuClaim bound(String podUid, String pod, String node, List<Integer> gpus, long memory, long cpuMilli) {
+    return new GpuClaim(podUid, pod, node, gpus, memory, Phase.BOUND, Instant.MAX, cpuMilli);
+  }
+
   public static GpuClaim reserved(String podUid, String pod, String node, List<Integer> gpus, long memory) {
     return new GpuClaim(podUid, pod, node, gpus, memory, Phase.RESERVED, Instant.MAX);
   }
 
-  /** A reservation that also holds CPU, for a ledger that counts it (the trace simulator). */
+  /** A reservation that also holds the CPU the pod requests. */
   public static GpuClaim reserved(String podUid, String pod, String node, List<Integer> gpus, long memory, long cpuMilli) {
     return new GpuClaim(podUid, pod, node, gpus, memory, Phase.RESERVED, Instant.MAX, cpuMilli);
   }

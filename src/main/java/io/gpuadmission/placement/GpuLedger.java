@@ -2,7 +2,6 @@ package io.gpuadmission.placement;
 
 import io.gpuadmission.allocator.GpuDevice;
 import io.gpuadmission.allocator.NodeGpus;
-import io.gpuadmission.allocator.Task;
 import io.gpuadmission.placement.GpuClaim.Phase;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -249,17 +248,6 @@ public final class GpuLedger {
     return unhealthy.getOrDefault(node, Set.of());
   }
 
-  /** The memory shares held now, as allocator tasks: the observed workload FGD measures against. */
-  public synchronized List<Task> shares() {
-    var shares = new ArrayList<Task>();
-    for (var claim : claims.values()) {
-      if (!claim.whole()) {
-        shares.add(Task.share(0, claim.memory()));
-      }
-    }
-    return shares;
-  }
-
   /** The claim a pod holds, if any. */
   public synchronized Optional<GpuClaim> claim(String podUid) {
     return Optional.ofNullable(claims.get(podUid));
@@ -302,10 +290,11 @@ public final class GpuLedger {
     }
   }
 
+  /**
+   * Whether the claim's GPUs are still free. Not its CPU: kube-scheduler counts every pod's CPU
+   * and has found room before bind, where the ledger knows only the GPU pods'.
+   */
   private static boolean fits(NodeGpus node, GpuClaim claim) {
-    if (node.cpuFree() < claim.cpuMilli()) {
-      return false;
-    }
     for (var g : claim.gpus()) {
       if (g < 0 || g >= node.gpus().size()) {
         return false;

@@ -6,8 +6,9 @@ import java.util.Optional;
 /**
  * The GPUs a node offers, from its labels and {@code status.allocatable}: model, memory of each
  * GPU in GiB (index order; GPUs of one node may differ in size), the {@code ack.node.gpu.placement}
- * label when set, and the CPU the ledger counts (milli; {@link Long#MAX_VALUE} when CPU is left to
- * kube-scheduler, as in the extender; the trace simulator counts it).
+ * label when set, and its allocatable CPU (milli; {@link Long#MAX_VALUE} when unknown), from which
+ * the ledger subtracts what the GPU pods on it request. kube-scheduler alone decides whether a pod
+ * fits a node's CPU (it counts every pod); FGD weighs what the GPU pods leave.
  */
 public record GpuNodeCapacity(String name, String model, List<Long> memory, Optional<String> placement, long cpuMilli) {
   public GpuNodeCapacity {

@@ -38,9 +38,10 @@ public record NodeRefusal(String reason, boolean unresolvable) {
 
   /** The refusal for {@code ask} on {@code node}, empty when the node can take it. */
   static Optional<NodeRefusal> of(GpuAsk ask, NodeGpus node, String shareResource) {
-    // CPU and models are only counted where the caller set them (the trace simulator).
+    // CPU: what the GPU pods on the node leave (kube-scheduler, counting every pod, has already
+    // found at least that much). Models only where the caller set them (the trace simulator).
     if (node.cpuFree() < ask.cpuMilli()) {
-      return Optional.of(new NodeRefusal(node.cpuFree() + "m CPU free, pod needs " + ask.cpuMilli() + "m", false));
+      return Optional.of(new NodeRefusal(node.cpuFree() + "m CPU left by the GPU pods here, pod needs " + ask.cpuMilli() + "m", false));
     }
     if (ask.kind() != GpuAsk.Kind.NONE && !ask.models().isEmpty() && !ask.models().contains(node.model())) {
       return Optional.of(new NodeRefusal("GPU model " + node.model() + " is not one of " + new TreeSet<>(ask.models()), true));

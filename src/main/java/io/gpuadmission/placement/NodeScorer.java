@@ -8,13 +8,16 @@ import io.gpuadmission.allocator.WholeGpuStrategy;
 /**
  * Raw scores of one ask on node after node, for one prioritize (or the trace simulator's choice of
  * a node): lower is better, NaN when the ask does not fit. Shares (and, where CPU is counted, pods
- * without GPUs) by the share strategy; whole GPUs by the best-connected set first, then by the same
- * strategy. Prioritize scores thousands of nodes per call, so the task and the strategy's scorer
+ * without GPUs) by the share strategy (binpack, spread or FGD). Whole GPUs by the same strategy,
+ * after topology where a link matrix makes it matter: a node whose board could give the ask a
+ * better-connected set than the best one free now loses to any node that gives the best its board
+ * has (or has no matrix, where every set is alike). Prioritize scores thousands of nodes per call,
+ * so the task and the strategy's scorer
  * are kept from one node to the next while they stay the same: nothing is allocated per node
  * unless the node has a link matrix. Not thread-safe: one per decision.
  */
 final class NodeScorer {
-  /** Pair scores outweigh any strategy score: topology decides first for whole GPUs. */
+  /** A loss of connectivity outweighs any strategy score: where it counts, topology decides first. */
   private static final double TOPOLOGY_FIRST = 1e6;
 
   private final PlacementStrategies strategies;
@@ -36,13 +39,14 @@ final class NodeScorer {
     if (Double.isNaN(score) || ask.kind() != GpuAsk.Kind.WHOLE) {
       return score;
     }
-    var set = strategies.whole(ask).setScore(strategies.withLinks(view), ask.count());
-    return set == WholeGpuStrategy.NO_SET ? Double.NaN : -set * TOPOLOGY_FIRST + score;
+    var linked = strategies.withLinks(view);
+    var set = strategies.whole(ask).setScore(linked, ask.count());
+    return set == WholeGpuStrategy.NO_SET ? Double.NaN : strategies.topologyLoss(ask, linked, set) * TOPOLOGY_FIRST + score;
   }
 
   private ScoringPolicy.NodeScorer scorer(String name, NodeGpus view) {
     var placement = ledger.capacity(name).flatMap(GpuNodeCapacity::placement);
-    var policy = strategies.shareScoring(placement, ledger);
+    var policy = strategies.shareScoring(placement);
     if (task == null) {
       task = ask.task();
       scorer = null;

@@ -3,7 +3,6 @@ package io.gpuadmission.placement;
 import io.fabric8.kubernetes.api.model.Node;
 import io.gpuadmission.allocator.GangPlanner;
 import io.gpuadmission.allocator.NodeGpus;
-import io.gpuadmission.allocator.TaskDistribution;
 import io.gpuadmission.policy.GpuPolicy;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,26 +24,34 @@ public final class PlacementDecider {
 
   private final GpuLedger ledger;
   private final Supplier<GpuPolicy> policies;
-  private final Optional<TaskDistribution> workload;
+  private final Supplier<TargetWorkload> learned;
   private final Function<String, Optional<Node>> nodes;
   private volatile PlacementStrategies strategies;
 
-  /** FGD measures fragmentation against the GPU pods the ledger holds; no Node objects to judge eligibility by. */
+  /**
+   * A decider without a learned workload and without Node objects to judge eligibility by: FGD
+   * measures against the policy's declared workload, and places as binpack where the policy
+   * declares none.
+   */
   public PlacementDecider(GpuLedger ledger, Supplier<GpuPolicy> policies) {
-    this(ledger, policies, Optional.empty(), name -> Optional.empty());
+    this(ledger, policies, () -> TargetWorkload.NONE);
   }
 
-  /** FGD measures fragmentation against a known target workload (the trace simulator's). */
-  public PlacementDecider(GpuLedger ledger, Supplier<GpuPolicy> policies, Optional<TaskDistribution> workload) {
-    this(ledger, policies, workload, name -> Optional.empty());
+  /**
+   * FGD measures fragmentation against the policy's declared workload, else against {@code
+   * learned} (the service's {@link WorkloadLearner}; the trace simulator's reference run hands over
+   * a fixed one).
+   */
+  public PlacementDecider(GpuLedger ledger, Supplier<GpuPolicy> policies, Supplier<TargetWorkload> learned) {
+    this(ledger, policies, learned, name -> Optional.empty());
   }
 
-  /** {@code nodes}: the Node object of a name, as the node informer has it (empty when unknown). */
+  /** As above; {@code nodes}: the Node object of a name, as the node informer has it (empty when unknown). */
   public PlacementDecider(
-      GpuLedger ledger, Supplier<GpuPolicy> policies, Optional<TaskDistribution> workload, Function<String, Optional<Node>> nodes) {
+      GpuLedger ledger, Supplier<GpuPolicy> policies, Supplier<TargetWorkload> learned, Function<String, Optional<Node>> nodes) {
     this.ledger = ledger;
     this.policies = policies;
-    this.workload = workload;
+    this.learned = learned;
     this.nodes = nodes;
   }
 
@@ -173,62 +180,98 @@ public final class PlacementDecider {
   }
 
   /**
-   * Scores 0–10, best first in the allocator's own order: the lowest share score (binpack, spread
-   * or FGD, per node) or the best-connected whole-GPU set, scaled between the best and worst
-   * candidate. Nodes that cannot take the ask score 0; a pod without GPUs scores 0 everywhere
-   * (kube-scheduler's own plugins decide).
+   * Scores 0–10: the allocator's choice ({@link #best}) alone gets 10, so that kube-scheduler, which
+   * adds its own plugins' scores and picks at random among equal totals, still takes it when the
+   * extender's weight makes one step outweigh them; every other node that can take the ask gets
+   * 0–9, scaled between the choice and the worst candidate. Nodes that cannot take the ask score
+   * 0; a pod without GPUs scores 0 everywhere (kube-scheduler's own plugins decide).
    */
   public List<NodeScore> prioritize(GpuAsk ask, List<String> nodes) {
     return prioritize(ask, NodeEligibility.ANY, nodes);
   }
 
-  /** As {@link #prioritize(GpuAsk, List)}; a node the pod may not go to scores 0 and sets no bound. */
+  /** As {@link #prioritize(GpuAsk, List)}; a node the pod may not go to scores 0 and is never the choice. */
   public List<NodeScore> prioritize(GpuAsk ask, NodeEligibility eligibility, List<String> nodes) {
     var raw = new double[nodes.size()];
-    var fits = new boolean[nodes.size()];
-    var scorer = new NodeScorer(strategies(), ledger, ask);
-    double best = Double.POSITIVE_INFINITY;
+    var views = new NodeGpus[nodes.size()];
+    var chosen = passesUntouched(ask) ? -1 : rank(ask, eligibility, nodes, raw, views);
     double worst = Double.NEGATIVE_INFINITY;
-    for (int i = 0; i < nodes.size() && !passesUntouched(ask); i++) {
-      var view = ledger.view(nodes.get(i));
-      if (view.isEmpty() || eligibility.refusal(nodes.get(i), this.nodes).isPresent()) {
-        continue;
-      }
-      var score = scorer.score(nodes.get(i), view.get());
-      if (!Double.isNaN(score)) {
-        fits[i] = true;
-        raw[i] = score;
-        best = Math.min(best, raw[i]);
+    for (int i = 0; i < nodes.size(); i++) {
+      if (views[i] != null) {
         worst = Math.max(worst, raw[i]);
       }
     }
     var out = new ArrayList<NodeScore>(nodes.size());
     for (int i = 0; i < nodes.size(); i++) {
-      var score = !fits[i] ? 0 : worst == best ? MAX_SCORE : (int) Math.round(MAX_SCORE * (worst - raw[i]) / (worst - best));
+      int score;
+      if (i == chosen) {
+        score = MAX_SCORE;
+      } else if (views[i] == null) {
+        score = 0;
+      } else {
+        var best = raw[chosen];
+        score = worst == best ? MAX_SCORE - 1 : (int) Math.round((MAX_SCORE - 1) * (worst - raw[i]) / (worst - best));
+      }
       out.add(new NodeScore(nodes.get(i), score));
     }
     return out;
   }
 
   /**
-   * The node prioritize ranks first, before scores are scaled to 0–10 (kube-scheduler adds its own
-   * plugins' scores to ours; the trace simulator has no others); ties go to the earlier node.
+   * The node prioritize gives 10: the lowest raw score (binpack, spread or FGD; topology first for
+   * whole GPUs where a link matrix makes it matter); among equal scores the fuller node (the
+   * smaller share of its GPU capacity free, then the less free), then the first name in
+   * lexicographic order. The trace simulator takes the same node.
    */
   public Optional<String> best(GpuAsk ask, List<String> nodes) {
+    var chosen = rank(ask, NodeEligibility.ANY, nodes, new double[nodes.size()], new NodeGpus[nodes.size()]);
+    return chosen < 0 ? Optional.empty() : Optional.of(nodes.get(chosen));
+  }
+
+  /**
+   * Scores every node into {@code raw}, with its view in {@code views} where the ask fits (null
+   * elsewhere), and returns the position of the best node, or -1 when none fits.
+   */
+  private int rank(GpuAsk ask, NodeEligibility eligibility, List<String> nodes, double[] raw, NodeGpus[] views) {
     var scorer = new NodeScorer(strategies(), ledger, ask);
-    String best = null;
-    var bestScore = Double.POSITIVE_INFINITY;
-    for (var name : nodes) {
-      var view = ledger.view(name);
-      if (view.isPresent()) {
-        var score = scorer.score(name, view.get());
-        if (score < bestScore) {
-          bestScore = score;
-          best = name;
-        }
+    var chosen = -1;
+    for (int i = 0; i < nodes.size(); i++) {
+      var view = ledger.view(nodes.get(i));
+      if (view.isEmpty() || eligibility.refusal(nodes.get(i), this.nodes).isPresent()) {
+        continue;
+      }
+      var score = scorer.score(nodes.get(i), view.get());
+      if (Double.isNaN(score)) {
+        continue;
+      }
+      raw[i] = score;
+      views[i] = view.get();
+      if (chosen < 0 || before(score, view.get(), raw[chosen], views[chosen])) {
+        chosen = i;
       }
     }
-    return Optional.ofNullable(best);
+    return chosen;
+  }
+
+  /** Whether a node scoring {@code score} goes before one scoring {@code other} (see {@link #best}). */
+  private static boolean before(double score, NodeGpus node, double other, NodeGpus otherNode) {
+    if (score != other) {
+      return score < other;
+    }
+    // Fuller first: free/capacity compared without division (GiB or milli-GPU: no overflow).
+    var share = Long.compare(node.gpuFree() * otherNode.gpuCapacity(), otherNode.gpuFree() * node.gpuCapacity());
+    if (share != 0) {
+      return share < 0;
+    }
+    if (node.gpuFree() != otherNode.gpuFree()) {
+      return node.gpuFree() < otherNode.gpuFree();
+    }
+    return node.name().compareTo(otherNode.name()) < 0;
+  }
+
+  /** The workload FGD measures against now (the policy's, else the learned one). */
+  public TargetWorkload workload() {
+    return strategies().target();
   }
 
   /**
@@ -282,7 +325,7 @@ public final class PlacementDecider {
   private Optional<int[]> gpusFor(PlacementStrategies s, GpuAsk ask, String node, NodeGpus view) {
     return switch (ask.kind()) {
       case NONE -> Optional.of(new int[0]);
-      case SHARE -> s.shareScoring(placementLabel(node), ledger).chooseOnNode(view, ask.task());
+      case SHARE -> s.shareScoring(placementLabel(node)).chooseOnNode(view, ask.task());
       case WHOLE -> s.whole(ask).choose(s.withLinks(view), ask.count()).map(c -> c.gpus());
     };
   }
@@ -342,7 +385,7 @@ public final class PlacementDecider {
     var policy = policies.get();
     var current = strategies;
     if (current == null || current.policy() != policy) {
-      current = new PlacementStrategies(policy, workload);
+      current = new PlacementStrategies(policy, learned);
       strategies = current;
     }
     return current;

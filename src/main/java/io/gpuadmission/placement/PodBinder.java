@@ -145,7 +145,7 @@ public final class PodBinder {
           return "cannot bind " + request.pod() + " (" + ask + "): " + refused.reason();
         }
         var gpus = ((Choice.Chosen) choice).gpus();
-        claim = GpuClaim.reserved(uid, request.pod(), request.node(), gpus, ask.kind() == GpuAsk.Kind.SHARE ? ask.memory() : 0);
+        claim = GpuClaim.reserved(uid, request.pod(), request.node(), gpus, ask.kind() == GpuAsk.Kind.SHARE ? ask.memory() : 0, ask.cpuMilli());
       }
       if (!ledger.reserve(claim)) {
         return ledger.claim(uid).filter(c -> c.phase() == GpuClaim.Phase.BOUND).isPresent()

@@ -3,9 +3,15 @@ package io.gpuadmission.policy;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.Map;
 
-/** Allocator strategy names and per-model link matrices as {@code nvidia-smi topo -m} text. */
+/**
+ * Allocator strategy names, per-model link matrices as {@code nvidia-smi topo -m} text, and the
+ * workload FGD measures against.
+ */
 public record AllocatorPolicy(
-    WholeGpuStrategy wholeGpu, MemoryShareStrategy memoryShare, Map<String, String> topologies) {
+    WholeGpuStrategy wholeGpu,
+    MemoryShareStrategy memoryShare,
+    Map<String, String> topologies,
+    FgdWorkloadPolicy fgdWorkload) {
 
   public AllocatorPolicy {
     topologies = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(topologies));

@@ -216,6 +216,9 @@ public final class PolicyParser {
     if (type == int.class || type == Integer.class) {
       return "a whole number";
     }
+    if (type == double.class || type == Double.class) {
+      return "a number";
+    }
     if (type == String.class) {
       return "a string";
     }

@@ -81,6 +81,7 @@ final class PolicyValidator {
       add("gpuModel.memoryTolerancePercent", m.memoryTolerancePercent() + " must be between 0 and 50");
     }
     topologies(p.allocator().topologies());
+    fgdWorkload(p.allocator().fgdWorkload());
     var scheduler = p.scheduling().schedulerName();
     if (!scheduler.isEmpty() && !KubernetesNames.isSubdomain(scheduler)) {
       add(
@@ -109,6 +110,51 @@ final class PolicyValidator {
             add(path, "not a usable nvidia-smi topo -m matrix: " + e.getMessage());
           }
         });
+  }
+
+  private void fgdWorkload(FgdWorkloadPolicy workload) {
+    var window = workload.learnedWindowMinutes();
+    if (window < 0 || window > FgdWorkloadPolicy.MAX_WINDOW_MINUTES) {
+      add(
+          "allocator.fgdWorkload.learnedWindowMinutes",
+          window + " must be between 0 (pending and running pods only) and " + FgdWorkloadPolicy.MAX_WINDOW_MINUTES + " (a week)");
+    }
+    var seen = new java.util.HashMap<String, Integer>();
+    var declared = workload.declared();
+    for (int i = 0; i < declared.size(); i++) {
+      var path = "allocator.fgdWorkload.declared[" + i + "]";
+      var ask = declared.get(i);
+      if (ask.gpuMemory().isPresent() == ask.gpus().isPresent()) {
+        add(path, ask.gpuMemory().isPresent()
+            ? "gives both gpuMemory and gpus: an ask is either GiB of one GPU (gpuMemory) or whole GPUs (gpus)"
+            : "needs gpuMemory (GiB of one GPU) or gpus (whole GPUs)");
+        continue;
+      }
+      if (ask.gpuMemory().isPresent() && ask.gpuMemory().get() < 1) {
+        add(path + ".gpuMemory", ask.gpuMemory().get() + " must be 1 or more (GiB of one GPU)");
+        continue;
+      }
+      if (ask.gpus().isPresent() && ask.gpus().get() < 1) {
+        add(path + ".gpus", ask.gpus().get() + " must be 1 or more (whole GPUs)");
+        continue;
+      }
+      if (!ask.cpuReadable()) {
+        add(path + ".cpu", "\"" + ask.cpu().get() + "\" is not a CPU quantity (such as 4, 0.5 or 500m)");
+      }
+      if (!(ask.weight() > 0) || Double.isInfinite(ask.weight())) {
+        add(
+            path + ".weight",
+            (Double.isFinite(ask.weight()) ? java.math.BigDecimal.valueOf(ask.weight()).stripTrailingZeros().toPlainString() : String.valueOf(ask.weight()))
+                + " must be a positive number (how often this ask comes, relative to the others)");
+      }
+      var what =
+          ask.gpuMemory().map(m -> m + "GiB of one GPU").orElseGet(() -> ask.gpus().get() + " whole GPU" + (ask.gpus().get() == 1 ? "" : "s"))
+              + (ask.cpuReadable() && ask.cpuMilli() > 0 ? ", " + ask.cpu().get() + " CPU" : "");
+      var earlier = seen.putIfAbsent(what, i);
+      if (earlier != null) {
+        add(path, "the same ask (" + what + ") as allocator.fgdWorkload.declared[" + earlier + "]; give each ask once, with its whole weight");
+      }
+    }
   }
 
   private void namespaces(String path, List<String> list) {

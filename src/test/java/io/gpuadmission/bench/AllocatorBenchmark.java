@@ -64,7 +64,7 @@ public class AllocatorBenchmark {
       gpus.add(new GpuDevice(i, "G2", 1000, used[i], true));
     }
     shareNode = new NodeGpus("share", gpus, Optional.empty(), 96000, 40000);
-    traceCluster = TraceSimulator.readNodes(Path.of("src/test/resources/trace/openb_node_list_gpu_node.csv"));
+    traceCluster = TraceSimulator.readCluster(Path.of("src/test/resources/trace/openb_node_list_gpu_node.csv"));
     var pods = TraceSimulator.readPods(Path.of("src/test/resources/trace/openb_pod_list_default.csv"));
     binpack = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, new FirstFitStrategy());
     fgd = new FgdPolicy(TaskDistribution.of(pods.stream().filter(t -> t.gpus() > 0).toList()), new FirstFitStrategy());

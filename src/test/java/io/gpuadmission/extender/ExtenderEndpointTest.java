@@ -352,6 +352,22 @@ class ExtenderEndpointTest {
         .containsExactly(
             "cn-beijing.i-2ze8o1a45qdv5q8a7luz", "cn-beijing.i-cgpu-v100-a", CGPU_B, "cn-beijing.i-topo-v100-a");
     given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect/no-such-node").then().statusCode(404);
+    // FGD's learned workload: the informer's pods (the four 12 GiB shares running on cgpu-v100-b
+    // among them), whatever else the other tests asked about.
+    var workload = json(all).path("fgdWorkload");
+    assertThat(workload.path("source").asText()).isEqualTo("learned");
+    assertThat(workload.path("learnedWindowMinutes").asInt()).isEqualTo(60);
+    assertThat(workload.path("pods").asInt()).isGreaterThanOrEqualTo(4);
+    var twelve = new java.util.ArrayList<JsonNode>();
+    workload.path("asks").forEach(ask -> {
+      if (ask.path("ask").asText().equals("12GiB of one GPU")) {
+        twelve.add(ask);
+      }
+    });
+    assertThat(twelve).hasSize(1);
+    assertThat(twelve.get(0).path("gpuMemory").asLong()).isEqualTo(12);
+    assertThat(twelve.get(0).path("cpu").asLong()).isZero();
+    assertThat(twelve.get(0).path("weight").asDouble()).isEqualTo(4.0);
   }
 
   @Test

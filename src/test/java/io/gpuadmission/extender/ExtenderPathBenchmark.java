@@ -63,7 +63,7 @@ public class ExtenderPathBenchmark {
     var policies = new PolicyStore();
     var ledger = benchLedger();
     var nodeObjects = benchNodes();
-    var decider = new PlacementDecider(ledger, policies::current, Optional.empty(), name -> Optional.ofNullable(nodeObjects.get(name)));
+    var decider = new PlacementDecider(ledger, policies::current, () -> io.gpuadmission.placement.TargetWorkload.NONE, name -> Optional.ofNullable(nodeObjects.get(name)));
     var gangs = new io.gpuadmission.gang.GangRegistry(policies::current);
     var gate = new io.gpuadmission.gang.GangGate(
         gangs, new io.gpuadmission.gang.GangPlanning(decider, ledger, java.util.List::of, gangs), policies::current, java.time.Duration.ofSeconds(60));

@@ -7,6 +7,10 @@ import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.GpuNodeCapacity;
+import io.gpuadmission.placement.GpuAsk;
+import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.placement.WorkloadLearner;
+import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.policy.PolicyStore;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -26,7 +30,12 @@ class PlacementMetricsTest {
     var nodes = new NodeInventory(null, new PolicyStore());
     nodes.put(new NodeBuilder().withNewMetadata().withName("cgpu-a").addToLabels("ack.node.gpu.schedule", "cgpu").endMetadata().build());
     var registry = new SimpleMeterRegistry();
-    var metrics = new PlacementMetrics(ledger, nodes, registry, Duration.ofHours(1));
+    // FGD's learned workload: the two pods' asks, 10 GiB of one GPU and one whole GPU, once each.
+    var learner = new WorkloadLearner(java.time.Clock.systemUTC(), () -> Duration.ofHours(1));
+    learner.seen("uid-share", GpuAsk.share(10));
+    learner.seen("uid-whole", GpuAsk.whole(1));
+    var decider = new PlacementDecider(ledger, PolicyParser::builtInDefault, learner);
+    var metrics = new PlacementMetrics(ledger, decider, nodes, registry, Duration.ofHours(1));
 
     metrics.start(null);
     metrics.refresh();
@@ -35,8 +44,12 @@ class PlacementMetricsTest {
     assertThat(registry.get("gpu_admission_node_gpus_allocated").tags("node", "cgpu-a", "pool", "cgpu").gauge().value()).isEqualTo(1);
     assertThat(registry.get("gpu_admission_node_gpu_memory_bytes").tags("node", "cgpu-a").gauge().value()).isEqualTo(32 * GIB);
     assertThat(registry.get("gpu_admission_node_gpu_memory_allocated_bytes").tags("node", "cgpu-a").gauge().value()).isEqualTo(26 * GIB);
-    // The only running share asks 10 GiB; the 6 GiB left on GPU 0 cannot hold another such share.
+    // The 6 GiB left on GPU 0 can hold neither another 10 GiB share nor a whole GPU: all of it is
+    // fragmented for both asks of the workload.
     assertThat(registry.get("gpu_admission_pool_gpu_memory_fragmented_bytes").tags("pool", "cgpu").gauge().value()).isEqualTo(6 * GIB);
+    assertThat(registry.get("gpu_admission_fgd_workload_pods").tags("source", "learned").gauge().value()).isEqualTo(2);
+    assertThat(registry.get("gpu_admission_fgd_workload_share").tags("ask", "10GiB of one GPU").gauge().value()).isEqualTo(0.5);
+    assertThat(registry.get("gpu_admission_fgd_workload_share").tags("ask", "1 whole GPU").gauge().value()).isEqualTo(0.5);
     metrics.stop(null);
   }
 
@@ -51,7 +64,7 @@ class PlacementMetricsTest {
     var nodes = new NodeInventory(null, new PolicyStore());
     nodes.put(new NodeBuilder().withNewMetadata().withName("cgpu-b").addToLabels("ack.node.gpu.schedule", "cgpu").endMetadata().build());
     var registry = new SimpleMeterRegistry();
-    var metrics = new PlacementMetrics(ledger, nodes, registry, Duration.ofHours(1));
+    var metrics = new PlacementMetrics(ledger, new PlacementDecider(ledger, PolicyParser::builtInDefault), nodes, registry, Duration.ofHours(1));
 
     metrics.start(null);
     metrics.refresh();

@@ -3,6 +3,7 @@ package io.gpuadmission.placement;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gpuadmission.allocator.NodeGpus;
+import io.gpuadmission.allocator.Task;
 import io.gpuadmission.allocator.TaskDistribution;
 import io.gpuadmission.policy.PolicyParser;
 import java.util.ArrayList;
@@ -30,7 +31,7 @@ class NodeScorerTest {
                     .replace("allocator:\n", "allocator:\n  wholeGpu: first-fit\n  memoryShare: fgd\n")));
     for (var policy : policies) {
       var ledger = randomLedger();
-      var strategies = new PlacementStrategies(policy, Optional.empty());
+      var strategies = new PlacementStrategies(policy, () -> TargetWorkload.given(TaskDistribution.of(List.of(Task.share(0, 4), Task.whole(0, 2)))));
       var nodes = new ArrayList<>(ledger.nodes());
       var asks = new ArrayList<GpuAsk>();
       for (long memory = 1; memory <= 17; memory += 2) {
@@ -58,8 +59,8 @@ class NodeScorerTest {
   void theTraceSimulatorsFixedWorkloadScoresTheSame() {
     var policy = PolicyParser.builtInDefault();
     var ledger = randomLedger();
-    var workload = Optional.of(TaskDistribution.of(List.of(io.gpuadmission.allocator.Task.share(0, 4), io.gpuadmission.allocator.Task.share(0, 8))));
-    var strategies = new PlacementStrategies(policy, workload);
+    var workload = TargetWorkload.given(TaskDistribution.of(List.of(Task.share(0, 4), Task.share(0, 8))));
+    var strategies = new PlacementStrategies(policy, () -> workload);
     var ask = GpuAsk.share(6);
     var scorer = new NodeScorer(strategies, ledger, ask);
     for (var name : ledger.nodes()) {
@@ -96,7 +97,7 @@ class NodeScorerTest {
 
   /** The per-node scoring NodeScorer replaced: a new task, scorer and whole-GPU choice per node. */
   private static Optional<Double> freshScore(PlacementStrategies s, GpuLedger ledger, GpuAsk ask, String name, NodeGpus view) {
-    var scoring = s.shareScoring(ledger.capacity(name).flatMap(GpuNodeCapacity::placement), ledger);
+    var scoring = s.shareScoring(ledger.capacity(name).flatMap(GpuNodeCapacity::placement));
     var task = ask.task();
     var score = scoring.scoreNode(view, task);
     if (score.isEmpty()) {
@@ -105,6 +106,6 @@ class NodeScorerTest {
     if (ask.kind() != GpuAsk.Kind.WHOLE) {
       return Optional.of(score.getAsDouble());
     }
-    return s.whole(ask).choose(s.withLinks(view), ask.count()).map(choice -> -choice.setScore() * 1e6 + score.getAsDouble());
+    return s.whole(ask).choose(s.withLinks(view), ask.count()).map(choice -> s.topologyLoss(ask, s.withLinks(view), choice.setScore()) * 1e6 + score.getAsDouble());
   }
 }

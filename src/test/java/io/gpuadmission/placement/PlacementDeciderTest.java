@@ -159,4 +159,89 @@ class PlacementDeciderTest {
     ledger.confirm(GpuClaim.bound("uid-t4b", "ml-team-a/t4b", "plain-gpu", List.of(1), 0));
     assertThat(decider.filter(GpuAsk.whole(1), List.of("plain-gpu")).passed()).isEmpty();
   }
+
+  @Test
+  void theAllocatorsNodeIsTheOnlyTopScoreAmongEqualNodes() {
+    // Four idle nodes of one shape score alike; the first name gets 10, kube-scheduler's plugins
+    // and its random pick among equal totals never see a tie at the top.
+    for (var name : List.of("t4-c", "t4-a", "t4-d", "t4-b")) {
+      ledger.putNode(new GpuNodeCapacity(name, "Tesla-T4", List.of(15L, 15L), java.util.Optional.empty()));
+    }
+
+    assertThat(decider.prioritize(GpuAsk.share(4), List.of("t4-c", "t4-a", "t4-d", "t4-b")))
+        .containsExactly(new NodeScore("t4-c", 9), new NodeScore("t4-a", 10), new NodeScore("t4-d", 9), new NodeScore("t4-b", 9));
+    assertThat(decider.best(GpuAsk.share(4), List.of("t4-d", "t4-c", "t4-b", "t4-a"))).contains("t4-a");
+  }
+
+  @Test
+  void equalScoresGoToTheFullerNodeBeforeTheName() {
+    // Binpack leaves no GPU free on either node for a whole GPU: equal scores. gpu-b has a quarter
+    // of its GPUs free, gpu-a half: gpu-b is the fuller one, whatever the names say.
+    ledger.putNode(new GpuNodeCapacity("gpu-a", "Tesla-T4", List.of(15L, 15L), java.util.Optional.empty()));
+    ledger.putNode(new GpuNodeCapacity("gpu-b", "Tesla-T4", List.of(15L, 15L, 15L, 15L), java.util.Optional.empty()));
+    ledger.putNode(new GpuNodeCapacity("gpu-c", "Tesla-T4", List.of(15L, 15L), java.util.Optional.empty()));
+    ledger.confirm(GpuClaim.bound("uid-a0", "ml/a0", "gpu-a", List.of(0), 0));
+    for (int g = 0; g < 3; g++) {
+      ledger.confirm(GpuClaim.bound("uid-b" + g, "ml/b" + g, "gpu-b", List.of(g), 0));
+    }
+
+    assertThat(decider.prioritize(GpuAsk.whole(1), List.of("gpu-a", "gpu-b", "gpu-c")))
+        .containsExactly(new NodeScore("gpu-a", 9), new NodeScore("gpu-b", 10), new NodeScore("gpu-c", 0));
+  }
+
+  @Test
+  void fgdScoresWholeGpusAgainstAWorkloadThatCountsThem() throws Exception {
+    // Node fgd-b keeps two whole GPUs and half a GPU: binpack's fuller node. A whole GPU there
+    // leaves one whole GPU and a half, which no 2-GPU ask of the workload can use; on fgd-a it
+    // leaves two whole GPUs.
+    var fgd = io.gpuadmission.policy.PolicyParser.parse("allocator:\n  memoryShare: fgd\n");
+    var learner = new WorkloadLearner(java.time.Clock.systemUTC(), () -> java.time.Duration.ofHours(1));
+    learner.seen("uid-train", GpuAsk.whole(2));
+    ledger.putNode(new GpuNodeCapacity("fgd-a", "Tesla-T4", List.of(16L, 16L, 16L), java.util.Optional.empty()));
+    ledger.putNode(new GpuNodeCapacity("fgd-b", "Tesla-T4", List.of(16L, 16L, 16L), java.util.Optional.empty()));
+    ledger.confirm(GpuClaim.bound("uid-s", "ml/s", "fgd-b", List.of(2), 8));
+
+    var byFgd = new PlacementDecider(ledger, () -> fgd, learner);
+
+    assertThat(byFgd.workload().weights()).containsExactlyEntriesOf(java.util.Map.of(io.gpuadmission.allocator.Task.whole(0, 2), 1.0));
+    assertThat(byFgd.best(GpuAsk.whole(1), List.of("fgd-a", "fgd-b"))).contains("fgd-a");
+    assertThat(decider.best(GpuAsk.whole(1), List.of("fgd-a", "fgd-b"))).contains("fgd-b");
+  }
+
+  @Test
+  void theWorkloadThePolicyDeclaresWinsOverTheLearnedOne() throws Exception {
+    var declared =
+        io.gpuadmission.policy.PolicyParser.parse(
+            "allocator:\n  memoryShare: fgd\n  fgdWorkload:\n    declared:\n    - {gpuMemory: 4, cpu: 500m, weight: 3}\n    - {gpus: 1, weight: 1}\n");
+    var learner = new WorkloadLearner(java.time.Clock.systemUTC(), () -> java.time.Duration.ofHours(1));
+    learner.seen("uid-train", GpuAsk.whole(2));
+
+    var workload = new PlacementDecider(ledger, () -> declared, learner).workload();
+
+    assertThat(workload.source()).isEqualTo(TargetWorkload.Source.POLICY);
+    assertThat(workload.weights())
+        .containsExactly(
+            org.assertj.core.api.Assertions.entry(io.gpuadmission.allocator.Task.share(500, 4), 3.0),
+            org.assertj.core.api.Assertions.entry(io.gpuadmission.allocator.Task.whole(0, 1), 1.0));
+  }
+
+  @Test
+  void topologyDecidesFirstOnlyWhereALinkMatrixSaysSo() {
+    // gpu-dgx1 is idle: its best pair (NV2) is free, as good as its board gets. t4-8 has no matrix:
+    // every pair is alike. Neither loses connectivity, so binpack decides: t4-8, the fuller.
+    ledger.putNode(new GpuNodeCapacity("t4-8", "Tesla-T4", java.util.Collections.nCopies(8, 15L), java.util.Optional.empty()));
+    for (int g = 0; g < 6; g++) {
+      ledger.confirm(GpuClaim.bound("uid-t" + g, "ml/t" + g, "t4-8", List.of(g), 0));
+    }
+    assertThat(decider.best(GpuAsk.whole(2), List.of("gpu-dgx1", "t4-8"))).contains("t4-8");
+
+    // dgx1-b has only NV1 pairs left (0-1): fuller, but a worse pair than its board can give, so
+    // the idle DGX-1 wins.
+    ledger.putNode(new GpuNodeCapacity("dgx1-b", "Tesla-V100-SXM2-16GB", java.util.Collections.nCopies(8, 15L), java.util.Optional.empty()));
+    for (var g : List.of(2, 3, 4, 5, 7)) {
+      ledger.confirm(GpuClaim.bound("uid-d" + g, "ml/d" + g, "dgx1-b", List.of(g), 0));
+    }
+    assertThat(decider.best(GpuAsk.whole(2), List.of("dgx1-b", "gpu-dgx1"))).contains("gpu-dgx1");
+    assertThat(decider.choose(GpuAsk.whole(2), "dgx1-b")).isEqualTo(new Choice.Chosen(List.of(0, 1)));
+  }
 }

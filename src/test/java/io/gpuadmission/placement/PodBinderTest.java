@@ -49,7 +49,7 @@ class PodBinderTest {
   }
 
   private PodBinder binder(LeaderGate gate) {
-    var decider = new PlacementDecider(ledger, () -> policy, java.util.Optional.empty(), PlacementFixtures::node);
+    var decider = new PlacementDecider(ledger, () -> policy, () -> TargetWorkload.NONE, PlacementFixtures::node);
     return new PodBinder(client, ledger, decider, gate, () -> policy, Clock.fixed(NOW, ZoneOffset.UTC), Duration.ofSeconds(30));
   }
 

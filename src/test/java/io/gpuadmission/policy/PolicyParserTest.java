@@ -33,13 +33,16 @@ class PolicyParserTest {
             topology: {jobLabel: example.com/job, replicaLabel: example.com/replicas, wholeGpuResource: nvidia.com/gpu, resourceName: example.com/gpu, pool: topo, hostIPC: false, hostNetwork: true, hostPID: false, dnsPolicy: Default, allowedNamespaces: [ml], ackAnnotations: true}
             sharedMemory: {resourceName: example.com/gpu-mem, isolatedPool: iso, selfLimitedPool: shared, placement: spread, selfLimitedAnnotation: example.com/self, selfLimitedEnv: [TF_MEMORY_FRACTION]}
             gpuModel: {modelAnnotation: example.com/model, minMemoryAnnotation: example.com/min, memoryTolerancePercent: 5, namespaceDefaults: {ml: Tesla-T4}}
-            allocator: {wholeGpu: first-fit, memoryShare: fgd, topologies: {Tesla-T4: "\\tGPU0\\tGPU1\\nGPU0\\t X \\tPHB\\nGPU1\\tPHB\\t X \\n"}}
+            allocator: {wholeGpu: first-fit, memoryShare: fgd, topologies: {Tesla-T4: "\\tGPU0\\tGPU1\\nGPU0\\t X \\tPHB\\nGPU1\\tPHB\\t X \\n"}, fgdWorkload: {learnedWindowMinutes: 30, declared: [{gpuMemory: 4, cpu: 1500m, weight: 3}, {gpus: 8, cpu: 64, weight: 0.5}]}}
             failureMode: {gpuPods: open, otherPods: closed}
             """);
 
     assertThat(PolicyParser.parse(PolicyParser.write(custom))).isEqualTo(custom);
     assertThat(custom.sharedMemory().placement()).contains(Placement.SPREAD);
     assertThat(custom.allocator().memoryShare()).isEqualTo(MemoryShareStrategy.FGD);
+    assertThat(custom.allocator().fgdWorkload().declared())
+        .extracting(a -> a.gpuMemory() + " " + a.gpus() + " " + a.cpuMilli() + " " + a.weight())
+        .containsExactly("Optional[4] Optional.empty 1500 3.0", "Optional.empty Optional[8] 64000 0.5");
     assertThat(custom).isNotEqualTo(PolicyParser.builtInDefault());
   }
 
@@ -72,6 +75,14 @@ class PolicyParserTest {
           not a mapping      | - a list                                                | line 1: the policy must be a YAML mapping of keys to values
           bad scheduler name | scheduling:\\n  schedulerName: GPU_Scheduler            | line 2: scheduling.schedulerName: "GPU_Scheduler" is not a valid scheduler name (a DNS subdomain, such as gpu-scheduler)
           broken YAML        | topology: [unclosed                                     | line 1: not valid YAML: while parsing a flow sequence: expected ',' or ']', but got <stream end>
+          ask of both kinds  | allocator:\\n  fgdWorkload:\\n    declared:\\n    - {gpuMemory: 4, gpus: 1, weight: 1} | line 4: allocator.fgdWorkload.declared[0]: gives both gpuMemory and gpus: an ask is either GiB of one GPU (gpuMemory) or whole GPUs (gpus)
+          ask of no kind     | allocator:\\n  fgdWorkload:\\n    declared:\\n    - {weight: 2} | line 4: allocator.fgdWorkload.declared[0]: needs gpuMemory (GiB of one GPU) or gpus (whole GPUs)
+          zero weight        | allocator:\\n  fgdWorkload:\\n    declared:\\n    - {gpus: 1, weight: 0} | line 4: allocator.fgdWorkload.declared[0].weight: 0 must be a positive number (how often this ask comes, relative to the others)
+          weight as text     | allocator:\\n  fgdWorkload:\\n    declared:\\n    - {gpus: 1, weight: "30"} | line 4: allocator.fgdWorkload.declared[0].weight: expected a number
+          ask given twice    | allocator:\\n  fgdWorkload:\\n    declared:\\n    - {gpus: 2, weight: 1}\\n    - {gpuMemory: 8, weight: 1}\\n    - {gpus: 2, weight: 3} | line 6: allocator.fgdWorkload.declared[2]: the same ask (2 whole GPUs) as allocator.fgdWorkload.declared[0]; give each ask once, with its whole weight
+          unreadable cpu     | allocator:\\n  fgdWorkload:\\n    declared:\\n    - {gpuMemory: 8, cpu: four, weight: 1} | line 4: allocator.fgdWorkload.declared[0].cpu: "four" is not a CPU quantity (such as 4, 0.5 or 500m)
+          unknown ask key    | allocator:\\n  fgdWorkload:\\n    declared:\\n    - {gpuMem: 8, weight: 1} | line 4: allocator.fgdWorkload.declared[0].gpuMem: unknown key; known keys here: cpu, gpuMemory, gpus, weight
+          negative window    | allocator:\\n  fgdWorkload:\\n    learnedWindowMinutes: -5 | line 3: allocator.fgdWorkload.learnedWindowMinutes: -5 must be between 0 (pending and running pods only) and 10080 (a week)
           """)
   void refusesInvalidDocumentWithKeyPathAndLine(String what, String yaml, String message) {
     assertThatThrownBy(() -> PolicyParser.parse(yaml.replace("\\n", "\n")))
