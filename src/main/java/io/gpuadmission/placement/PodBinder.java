@@ -155,6 +155,11 @@ public final class PodBinder {
     }
     var ack = policies.get().topology().ackAnnotations() && TopologyJob.of(pod, policies.get().topology()).isPresent();
     var error = annotate(request, claim, ack);
+    if (error.isEmpty() && !gate.leading()) {
+      // The renew deadline passed while the patch was out (a slow API server): another replica may
+      // lead once the Lease expires, and its Binding must not race ours for these GPUs.
+      error = notLeader();
+    }
     if (error.isEmpty()) {
       error = createBinding(request, pod);
     }

@@ -37,6 +37,7 @@ public final class BindingApiServer extends Dispatcher {
   private final AtomicInteger created = new AtomicInteger();
   private volatile int failNext;
   private volatile Predicate<RecordedRequest> paused = request -> false;
+  private volatile Runnable onPodPatch = () -> {};
 
   private BindingApiServer(KubernetesMixedDispatcher crud) {
     this.crud = crud;
@@ -89,6 +90,11 @@ public final class BindingApiServer extends Dispatcher {
     paused = request -> false;
   }
 
+  /** Runs {@code action} as each pod PATCH arrives, before it is answered (time passing mid-bind). */
+  public void onPodPatch(Runnable action) {
+    onPodPatch = action;
+  }
+
   /** The requests of the clients that send this User-Agent (fabric8's Config.userAgent). */
   public static Predicate<RecordedRequest> from(String userAgent) {
     return request -> userAgent.equals(request.getHeader("User-Agent"));
@@ -102,6 +108,9 @@ public final class BindingApiServer extends Dispatcher {
     var path = request.getPath();
     var matcher = BINDINGS.matcher(path == null ? "" : path.split("\\?")[0]);
     if (!"POST".equals(request.getMethod()) || !matcher.matches()) {
+      if ("PATCH".equals(request.getMethod()) && path != null && path.contains("/pods/")) {
+        onPodPatch.run();
+      }
       return crud.dispatch(request);
     }
     synchronized (this) {

@@ -306,4 +306,27 @@ class PodBinderTest {
         .isEqualTo("no gpu-admission replica holds the placement Lease now (replica-a's expired at 2026-11-22T05:00:15Z);"
             + " gpu-admission replica replica-a campaigns for it; retry");
   }
+
+  @Test
+  void aLeaderWhoseRenewDeadlinePassesMidBindCreatesNoBinding() {
+    var clock = new MutableClock(NOW);
+    var gate = new LeaderGate("replica-a", clock);
+    gate.leaseSeen("replica-a", NOW.plusSeconds(15));
+    gate.renewed(NOW.plusSeconds(10));
+    gate.lead();
+    var pod = create("pod-share-8g.yaml");
+    var bindings = api.bindings().created();
+    // The API server takes the renew deadline to answer the annotations' patch.
+    api.bindings().onPodPatch(() -> clock.now = NOW.plusSeconds(10));
+    try {
+      assertThat(binder(gate).bind(request(pod, "gpu-share-a")))
+          .isEqualTo("gpu-admission replica replica-a could not renew the placement Lease before its renew deadline and stopped binding; retry");
+    } finally {
+      api.bindings().onPodPatch(() -> {});
+    }
+
+    assertThat(api.bindings().created()).isEqualTo(bindings);
+    assertThat(client.pods().inNamespace(NS).withName("notebook-8g").get().getSpec().getNodeName()).isNull();
+    assertThat(ledger.claims()).isEmpty();
+  }
 }
