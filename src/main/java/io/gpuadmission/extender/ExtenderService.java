@@ -57,7 +57,7 @@ public class ExtenderService {
   ExtenderWire.FilterResult filter(ExtenderWire.Args args) {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
-    var ask = learnAsk(args);
+    var ask = learnAsk(args, names);
     var result = gangs.filter(args.pod(), names).orElse(null);
     if (result == null) {
       var pod = args.pod();
@@ -82,23 +82,27 @@ public class ExtenderService {
   List<PlacementDecider.NodeScore> prioritize(ExtenderWire.Args args) {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
-    var ask = learnAsk(args);
+    var ask = learnAsk(args, names);
     return gangs.prioritize(args.pod(), names).orElseGet(() -> decider.prioritize(ask, eligibility(args), names));
   }
 
   /**
    * The pod's ask, which FGD's learned workload counts from the pod's first filter on: a burst of
-   * new pods weighs in before the informer shows them.
+   * new pods weighs in before the informer shows them. Only a request about nodes of this cluster
+   * counts: warm-up's samples, and requests naming no node the ledger knows, are nobody's workload.
    */
-  private GpuAsk learnAsk(ExtenderWire.Args args) {
+  private GpuAsk learnAsk(ExtenderWire.Args args, List<String> names) {
     var ask = GpuAsk.of(args.pod(), policies.current());
-    learner.asked(args.pod().getMetadata().getUid(), ask);
+    if (ask.kind() != GpuAsk.Kind.NONE && names.stream().anyMatch(name -> ledger.capacity(name).isPresent())) {
+      learner.asked(args.pod().getMetadata().getUid(), ask);
+    }
     return ask;
   }
 
   /** The pod's own node selection and GPU resources, judged again on every node (kube-scheduler has, but must not be contradicted). */
   private NodeEligibility eligibility(ExtenderWire.Args args) {
-    return NodeEligibility.of(args.pod(), policies.current());
+    var eligibility = NodeEligibility.of(args.pod(), policies.current());
+    return args.nodes() == null ? eligibility : eligibility.judgingSent(args.nodes().getItems());
   }
 
   private static String uid(io.fabric8.kubernetes.api.model.Pod pod) {

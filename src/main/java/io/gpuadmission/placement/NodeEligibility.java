@@ -24,19 +24,30 @@ import java.util.function.Predicate;
  */
 public final class NodeEligibility {
   /** Judges nothing: for callers without the pod or Node objects (the trace simulator). */
-  public static final NodeEligibility ANY = new NodeEligibility(null, Map.of(), name -> false);
+  public static final NodeEligibility ANY = new NodeEligibility(null, Map.of(), name -> false, Map.of());
 
   private final NodeConstraints constraints;
   /** GPU resource names the pod asks, with its effective request of each (extended resources are whole numbers). */
   private final String[] resources;
   private final long[] amounts;
   private final Predicate<String> gpuResource;
+  /** Node objects the request itself carries (kube-scheduler's snapshot), judged before the informer's. */
+  private final Map<String, Node> sent;
 
-  private NodeEligibility(NodeConstraints constraints, Map<String, Long> asks, Predicate<String> gpuResource) {
+  private NodeEligibility(NodeConstraints constraints, Map<String, Long> asks, Predicate<String> gpuResource, Map<String, Node> sent) {
     this.constraints = constraints;
     this.resources = asks.keySet().toArray(new String[0]);
     this.amounts = asks.values().stream().mapToLong(Long::longValue).toArray();
     this.gpuResource = gpuResource;
+    this.sent = sent;
+  }
+
+  private NodeEligibility(NodeEligibility of, Map<String, Node> sent) {
+    this.constraints = of.constraints;
+    this.resources = of.resources;
+    this.amounts = of.amounts;
+    this.gpuResource = of.gpuResource;
+    this.sent = sent;
   }
 
   /** The pod's constraints and its effective request of each GPU resource the extender places. */
@@ -49,7 +60,25 @@ public final class NodeEligibility {
         asks.put(resource, amount.setScale(0, java.math.RoundingMode.CEILING).longValueExact());
       }
     }
-    return new NodeEligibility(NodeConstraints.of(pod.getSpec()), asks, policy::isGpuResource);
+    return new NodeEligibility(NodeConstraints.of(pod.getSpec()), asks, policy::isGpuResource, Map.of());
+  }
+
+  /**
+   * The same judgement, reading the Node objects an extender request carries (kube-scheduler with
+   * {@code nodeCacheCapable: false}) before the informer's: they are the nodes kube-scheduler judged,
+   * and a node the informer does not know yet is judged all the same.
+   */
+  public NodeEligibility judgingSent(java.util.List<Node> nodes) {
+    if (constraints == null || nodes == null || nodes.isEmpty()) {
+      return this;
+    }
+    var byName = new java.util.HashMap<String, Node>(nodes.size() * 2);
+    for (var node : nodes) {
+      if (node != null && node.getMetadata() != null && node.getMetadata().getName() != null) {
+        byName.put(node.getMetadata().getName(), node);
+      }
+    }
+    return new NodeEligibility(this, byName);
   }
 
   /**
@@ -60,7 +89,8 @@ public final class NodeEligibility {
     if (constraints == null) {
       return Optional.empty(); // ANY: no lookup either, filter runs this for thousands of nodes
     }
-    var node = nodes.apply(name);
+    var carried = sent.get(name);
+    var node = carried != null ? Optional.of(carried) : nodes.apply(name);
     if (node.isEmpty()) {
       return Optional.empty();
     }
