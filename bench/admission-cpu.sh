@@ -8,6 +8,7 @@
 # Env: GPU_ADMISSION_PORT (8443), BENCH_HARNESS (../shared/bench), BENCH_DURATION (10),
 # BENCH_WARMUP (60 s, split over the runs: the JIT runs on the same CPU), APP_DIR (target/quarkus-app),
 # BENCH_FLOOR (1; 0 skips the floor), FLOOR_PORT (18843).
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.

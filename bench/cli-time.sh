@@ -4,9 +4,11 @@
 # gives its ratio to `--version` of the same variant (Quarkus' start and stop alone, no command).
 #   bench/cli-time.sh [runs]      (default 7; needs target/quarkus-app from ./mvnw package)
 # JDKS: the java executables to try (default: java on PATH, and the Temurin 25 at
-# /usr/lib/jvm/temurin-25-jdk-amd64 when present). Per JDK: `java -jar` as is (plain), the
+# /usr/lib/jvm/temurin-25-jdk-amd64 when present); a JDK older than the jar's class files (release
+# 25) cannot run it and is left out with a note on stderr. Per JDK: `java -jar` as is (plain), the
 # bin/kubectl-gpu_admission wrapper without its class-data archive (wrapper-noarchive: C1 only,
 # serial GC) and with it (wrapper: the archive written by one run before the measured ones).
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 runs="${1:-7}"
@@ -22,15 +24,24 @@ jdks="${JDKS:-$(command -v java) $( [ -x /usr/lib/jvm/temurin-25-jdk-amd64/bin/j
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
+# The Java release the jar was compiled for: class file major version - 44 (69 is Java 25).
+app_jar=("$root"/target/quarkus-app/app/*.jar)
+release=$(( $(unzip -p "${app_jar[0]}" io/gpuadmission/mode/GpuAdmissionMain.class | od -An -j6 -N2 -tu1 | awk '{print $1 * 256 + $2}') - 44 ))
+
 variants=()
 for java in $jdks; do
   feature=$("$java" -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.specification.version/ {print $2}')
+  if ((feature < release)); then
+    echo "cli-time: $java is Java $feature; the jar needs Java $release: left out" >&2
+    continue
+  fi
   variants+=("jdk$feature plain|$java|plain")
   variants+=("jdk$feature wrapper-noarchive|$java|off")
   variants+=("jdk$feature wrapper|$java|on")
   # The archive the wrapper writes on a first run, before anything is measured.
   JAVA="$java" GPU_ADMISSION_CLI_CACHE=on GPU_ADMISSION_CACHE_DIR="$work/cache" "$root/bin/kubectl-gpu_admission" "${explain[@]}" >/dev/null 2>&1 || true
 done
+((${#variants[@]})) || { echo "cli-time: none of $jdks is Java $release or later" >&2; exit 2; }
 
 # One sample, "<wall ms> <cpu ms>": the variant running the command line given.
 sample() {

@@ -15,6 +15,7 @@
 # BENCH_API_PORT and floor FLOOR_PORT (default: free ports picked at start). Knobs: BENCH_RATE (25 req/s),
 # BENCH_RATE_DURATION (20 s), BENCH_SAT_DURATION (10 s), BENCH_WARMUP (15 s per endpoint),
 # BENCH_CONNECTIONS (2), BENCH_JAVA_OPTS (-Xmx512m), BENCH_FLOOR (1; 0 skips the floor).
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.

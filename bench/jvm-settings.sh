@@ -9,6 +9,7 @@
 # Env: GPU_ADMISSION_PORT (8443), APP_DIR (target/quarkus-app), BENCH_HARNESS (../shared/bench),
 # BENCH_NMT=1: also native memory tracking (costs ~4 MiB itself) and, at the end, what the JVM has
 # committed per area (MiB), its loaded classes and threads.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.

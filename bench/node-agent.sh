@@ -5,6 +5,7 @@
 # asking the kubelet once an hour. Prints RSS once idle, CPU over the window, List calls, and the
 # CPU of one round against the hourly agent. See NodeAgentFootprint.
 #   bench/node-agent.sh [window seconds=120] [settle seconds=30]
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

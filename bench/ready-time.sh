@@ -4,6 +4,7 @@
 # after 60 s; stops what it started.
 #   bench/ready-time.sh [java options...]     e.g. bench/ready-time.sh @jvm.args -XX:AOTCache=app.aot
 # Port: GPU_ADMISSION_PORT (8443). CPU: BENCH_SERVER_CPUS (0). APP_DIR: target/quarkus-app.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.

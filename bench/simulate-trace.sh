@@ -7,6 +7,7 @@
 # (TraceSimulator's comment says what each means.) Prints one line per seed and a last line:
 # mean_allocation_ratio=0.xxxx policy=... pods=FILE
 # The data: ../shared/data/alibaba-gpu-v2023/ (research use only; never shipped in the jar).
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.

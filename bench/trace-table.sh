@@ -8,6 +8,7 @@
 #   3. the paper's setup (every task placed by the policy, CPU counted), for comparison with it.
 # DATA defaults to ../shared/data/alibaba-gpu-v2023; JOBS runs that many simulations at once
 # (default 1). Each run's output stays in target/trace-table/ and a rerun only does what is missing.
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 data="${DATA:-$root/../shared/data/alibaba-gpu-v2023}"
