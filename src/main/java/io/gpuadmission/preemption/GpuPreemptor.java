@@ -200,6 +200,14 @@ public final class GpuPreemptor implements AutoCloseable {
     if (best.isEmpty()) {
       metrics.record("no_victims");
       LOG.debugf("no victims free a GPU for %s (%s) on the %d nodes it could run on", preemptor.pod(), ask, waiting.nodes().size());
+      // kube-scheduler clears the nomination of a pod its preemption cannot help ("Preemption is
+      // not helpful for scheduling"); here its own preemption failed with an error and left it, so
+      // the pod would hold that node's GPUs against less important pods for as long as it waits.
+      var nominated = pod.getStatus() == null ? null : pod.getStatus().getNominatedNodeName();
+      if (nominated != null && !nominated.isEmpty()) {
+        clearNomination(waiting.namespace(), waiting.name(), uid);
+        LOG.infof("cleared the nomination of %s to %s: no victims free a GPU for it there or on any node it could run on", preemptor.pod(), nominated);
+      }
       return false;
     }
     execute(pod, preemptor, best.get());
@@ -220,6 +228,15 @@ public final class GpuPreemptor implements AutoCloseable {
       }
     }
     nominate(pod, node);
+    // As kube-scheduler's prepareCandidate: less important pods nominated here may no longer fit;
+    // clearing their nomination lets kube-scheduler place them elsewhere now.
+    for (var lower : pods.nominatedBelow(node, preemptor.priority())) {
+      try {
+        clearNomination(lower.namespace(), lower.name(), lower.uid());
+      } catch (KubernetesClientException e) {
+        LOG.infof("could not clear the nomination of %s to %s (%s)", lower.pod(), node, e.getMessage());
+      }
+    }
     var what = "GPU" + (chosen.gpus().size() == 1 ? " " : "s ") + GpuAnnotations.join(chosen.gpus());
     publish(pod, "Normal", "Preempting",
         "preempted " + String.join(", ", names) + " on node " + node + " to free " + what + " for this pod (" + preemptor.ask()
@@ -275,6 +292,23 @@ public final class GpuPreemptor implements AutoCloseable {
     var status = client.getKubernetesSerialization().asJson(Map.of("status", Map.of("nominatedNodeName", node)));
     client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
         .subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), status);
+  }
+
+  /**
+   * {@code status.nominatedNodeName} removed, if the pod under that name is still the one meant (a
+   * JSON Patch that tests the UID first); a pod gone or recreated is left alone.
+   */
+  private void clearNomination(String namespace, String name, String uid) {
+    var patch = "[{\"op\":\"test\",\"path\":\"/metadata/uid\",\"value\":" + client.getKubernetesSerialization().asJson(uid)
+        + "},{\"op\":\"remove\",\"path\":\"/status/nominatedNodeName\"}]";
+    try {
+      client.pods().inNamespace(namespace).withName(name).subresource("status").patch(PatchContext.of(PatchType.JSON), patch);
+    } catch (KubernetesClientException e) {
+      // 404: gone; 422: recreated, or no nomination left to remove.
+      if (e.getCode() != 404 && e.getCode() != 422) {
+        throw e;
+      }
+    }
   }
 
   private void publish(Pod pod, String type, String reason, String message) {

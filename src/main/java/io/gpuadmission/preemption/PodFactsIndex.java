@@ -84,6 +84,19 @@ public final class PodFactsIndex implements Nominations {
         .toList();
   }
 
+  /**
+   * Pending pods nominated to {@code node} with a priority below {@code priority}: a preemption for
+   * a pod of that priority takes their place there, so their nominations are cleared
+   * (kube-scheduler's {@code getLowerPriorityNominatedPods}).
+   */
+  public List<PodFacts> nominatedBelow(String node, int priority) {
+    var here = nominated.get(node);
+    if (here == null) {
+      return List.of();
+    }
+    return here.values().stream().filter(f -> f.priority() < priority).sorted(Comparator.comparing(PodFacts::uid)).toList();
+  }
+
   public Optional<PodFacts> facts(String uid) {
     return Optional.ofNullable(byUid.get(uid));
   }
