@@ -62,6 +62,13 @@ public final class GpuPreemptor implements AutoCloseable {
    */
   public record Timing(Duration delay, Duration holdFor) {}
 
+  /**
+   * Written by a new placement leader on pending pods that may preempt, so that kube-scheduler
+   * tries them again now (an update of an unschedulable pod requeues it) and its filter reaches the
+   * new leader, instead of at its next cluster event or its 5-minute flush.
+   */
+  public static final String REQUEUED = "gpu-admission.io/requeued";
+
   /** A refused pod waiting for its attempt. */
   private record Pending(String namespace, String name, List<String> nodes, ScheduledFuture<?> attempt) {}
 
@@ -103,6 +110,72 @@ public final class GpuPreemptor implements AutoCloseable {
     this.clock = clock;
     this.timing = timing;
     this.metrics = metrics;
+    gate.onChange(this::leadershipChanged);
+  }
+
+  /**
+   * An attempt waits for its delay on the replica that answered the filter, and only the leader
+   * acts: one that was waiting when the Lease moved is lost with it (the old leader may never
+   * reach the API server again). A new leader therefore has kube-scheduler try every pending pod
+   * that may preempt again at the start of its term; the filter then reaches it.
+   */
+  private void leadershipChanged() {
+    if (!gate.leading()) {
+      pending.values().forEach(waiting -> waiting.attempt().cancel(false));
+      pending.clear(); // the new leader requeues them
+      return;
+    }
+    try {
+      loop.execute(() -> gate.whileLeading(this::requeuePending));
+    } catch (RejectedExecutionException closing) {
+      // closed
+    }
+  }
+
+  private int requeuePending() {
+    var requeued = 0;
+    for (var facts : pods.mayPreempt()) {
+      if (pending.containsKey(facts.uid())) {
+        continue; // refused here already: its attempt follows
+      }
+      try {
+        if (requeue(facts)) {
+          requeued++;
+        }
+      } catch (KubernetesClientException e) {
+        LOG.infof("could not requeue pending pod %s after a change of placement leader (%s); kube-scheduler tries it again at its next cluster event",
+            facts.pod(), e.getMessage());
+      }
+    }
+    if (requeued > 0) {
+      LOG.infof("%s leads placement: asked kube-scheduler to try %d pending pod%s that may preempt again (a preemption waiting on the last leader is lost with it)",
+          gate.identity(), requeued, requeued == 1 ? "" : "s");
+    }
+    return requeued;
+  }
+
+  /** Only a pod kube-scheduler found unschedulable, that may still preempt, gets the annotation. */
+  private boolean requeue(PodFacts facts) {
+    var resource = client.pods().inNamespace(facts.namespace()).withName(facts.name());
+    var pod = resource.get();
+    if (pod == null || !facts.uid().equals(pod.getMetadata().getUid()) || pod.getMetadata().getDeletionTimestamp() != null
+        || pod.getSpec() == null || (pod.getSpec().getNodeName() != null && !pod.getSpec().getNodeName().isEmpty())
+        || PreemptionRules.neverPreempts(pod) || !unschedulable(pod)) {
+      return false;
+    }
+    var now = DateTimeFormatter.ISO_INSTANT.format(clock.instant().truncatedTo(ChronoUnit.SECONDS));
+    var patch = client.getKubernetesSerialization().asJson(Map.of("metadata", Map.of("annotations", Map.of(REQUEUED, now))));
+    resource.patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+    return true;
+  }
+
+  /** kube-scheduler's last attempt failed: condition PodScheduled False, reason Unschedulable. */
+  private static boolean unschedulable(Pod pod) {
+    if (pod.getStatus() == null || pod.getStatus().getConditions() == null) {
+      return false;
+    }
+    return pod.getStatus().getConditions().stream()
+        .anyMatch(c -> c != null && "PodScheduled".equals(c.getType()) && "False".equals(c.getStatus()) && "Unschedulable".equals(c.getReason()));
   }
 
   /**
