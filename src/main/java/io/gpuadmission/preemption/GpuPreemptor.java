@@ -126,15 +126,20 @@ public final class GpuPreemptor implements AutoCloseable {
       return;
     }
     try {
-      loop.execute(() -> gate.whileLeading(this::requeuePending));
+      // Not inside the gate: a step-down must not wait for these calls to a stalled API server
+      // (a nudge written just after stepping down does no harm).
+      loop.execute(this::requeuePending);
     } catch (RejectedExecutionException closing) {
       // closed
     }
   }
 
-  private int requeuePending() {
+  private void requeuePending() {
     var requeued = 0;
     for (var facts : pods.mayPreempt()) {
+      if (!gate.leading()) {
+        break;
+      }
       if (pending.containsKey(facts.uid())) {
         continue; // refused here already: its attempt follows
       }
@@ -151,7 +156,6 @@ public final class GpuPreemptor implements AutoCloseable {
       LOG.infof("%s leads placement: asked kube-scheduler to try %d pending pod%s that may preempt again (a preemption waiting on the last leader is lost with it)",
           gate.identity(), requeued, requeued == 1 ? "" : "s");
     }
-    return requeued;
   }
 
   /** Only a pod kube-scheduler found unschedulable, that may still preempt, gets the annotation. */
