@@ -62,6 +62,13 @@ public final class GpuPreemptor implements AutoCloseable {
    */
   public record Timing(Duration delay, Duration holdFor) {}
 
+  /**
+   * Written by a new placement leader on pending pods that may preempt, so that kube-scheduler
+   * tries them again now (an update of an unschedulable pod requeues it) and its filter reaches the
+   * new leader, instead of at its next cluster event or its 5-minute flush.
+   */
+  public static final String REQUEUED = "gpu-admission.io/requeued";
+
   /** A refused pod waiting for its attempt. */
   private record Pending(String namespace, String name, List<String> nodes, ScheduledFuture<?> attempt) {}
 
@@ -103,6 +110,76 @@ public final class GpuPreemptor implements AutoCloseable {
     this.clock = clock;
     this.timing = timing;
     this.metrics = metrics;
+    gate.onChange(this::leadershipChanged);
+  }
+
+  /**
+   * An attempt waits for its delay on the replica that answered the filter, and only the leader
+   * acts: one that was waiting when the Lease moved is lost with it (the old leader may never
+   * reach the API server again). A new leader therefore has kube-scheduler try every pending pod
+   * that may preempt again at the start of its term; the filter then reaches it.
+   */
+  private void leadershipChanged() {
+    if (!gate.leading()) {
+      pending.values().forEach(waiting -> waiting.attempt().cancel(false));
+      pending.clear(); // the new leader requeues them
+      return;
+    }
+    try {
+      // Not inside the gate: a step-down must not wait for these calls to a stalled API server
+      // (a nudge written just after stepping down does no harm).
+      loop.execute(this::requeuePending);
+    } catch (RejectedExecutionException closing) {
+      // closed
+    }
+  }
+
+  private void requeuePending() {
+    var requeued = 0;
+    for (var facts : pods.mayPreempt()) {
+      if (!gate.leading()) {
+        break;
+      }
+      if (pending.containsKey(facts.uid())) {
+        continue; // refused here already: its attempt follows
+      }
+      try {
+        if (requeue(facts)) {
+          requeued++;
+        }
+      } catch (KubernetesClientException e) {
+        LOG.infof("could not requeue pending pod %s after a change of placement leader (%s); kube-scheduler tries it again at its next cluster event",
+            facts.pod(), e.getMessage());
+      }
+    }
+    if (requeued > 0) {
+      LOG.infof("%s leads placement: asked kube-scheduler to try %d pending pod%s that may preempt again (a preemption waiting on the last leader is lost with it)",
+          gate.identity(), requeued, requeued == 1 ? "" : "s");
+    }
+  }
+
+  /** Only a pod kube-scheduler found unschedulable, that may still preempt, gets the annotation. */
+  private boolean requeue(PodFacts facts) {
+    var resource = client.pods().inNamespace(facts.namespace()).withName(facts.name());
+    var pod = resource.get();
+    if (pod == null || !facts.uid().equals(pod.getMetadata().getUid()) || pod.getMetadata().getDeletionTimestamp() != null
+        || pod.getSpec() == null || (pod.getSpec().getNodeName() != null && !pod.getSpec().getNodeName().isEmpty())
+        || PreemptionRules.neverPreempts(pod) || !unschedulable(pod)) {
+      return false;
+    }
+    var now = DateTimeFormatter.ISO_INSTANT.format(clock.instant().truncatedTo(ChronoUnit.SECONDS));
+    var patch = client.getKubernetesSerialization().asJson(Map.of("metadata", Map.of("annotations", Map.of(REQUEUED, now))));
+    resource.patch(PatchContext.of(PatchType.JSON_MERGE), patch);
+    return true;
+  }
+
+  /** kube-scheduler's last attempt failed: condition PodScheduled False, reason Unschedulable. */
+  private static boolean unschedulable(Pod pod) {
+    if (pod.getStatus() == null || pod.getStatus().getConditions() == null) {
+      return false;
+    }
+    return pod.getStatus().getConditions().stream()
+        .anyMatch(c -> c != null && "PodScheduled".equals(c.getType()) && "False".equals(c.getStatus()) && "Unschedulable".equals(c.getReason()));
   }
 
   /**
@@ -200,6 +277,14 @@ public final class GpuPreemptor implements AutoCloseable {
     if (best.isEmpty()) {
       metrics.record("no_victims");
       LOG.debugf("no victims free a GPU for %s (%s) on the %d nodes it could run on", preemptor.pod(), ask, waiting.nodes().size());
+      // kube-scheduler clears the nomination of a pod its preemption cannot help ("Preemption is
+      // not helpful for scheduling"); here its own preemption failed with an error and left it, so
+      // the pod would hold that node's GPUs against less important pods for as long as it waits.
+      var nominated = pod.getStatus() == null ? null : pod.getStatus().getNominatedNodeName();
+      if (nominated != null && !nominated.isEmpty()) {
+        clearNomination(waiting.namespace(), waiting.name(), uid);
+        LOG.infof("cleared the nomination of %s to %s: no victims free a GPU for it there or on any node it could run on", preemptor.pod(), nominated);
+      }
       return false;
     }
     execute(pod, preemptor, best.get());
@@ -220,6 +305,15 @@ public final class GpuPreemptor implements AutoCloseable {
       }
     }
     nominate(pod, node);
+    // As kube-scheduler's prepareCandidate: less important pods nominated here may no longer fit;
+    // clearing their nomination lets kube-scheduler place them elsewhere now.
+    for (var lower : pods.nominatedBelow(node, preemptor.priority())) {
+      try {
+        clearNomination(lower.namespace(), lower.name(), lower.uid());
+      } catch (KubernetesClientException e) {
+        LOG.infof("could not clear the nomination of %s to %s (%s)", lower.pod(), node, e.getMessage());
+      }
+    }
     var what = "GPU" + (chosen.gpus().size() == 1 ? " " : "s ") + GpuAnnotations.join(chosen.gpus());
     publish(pod, "Normal", "Preempting",
         "preempted " + String.join(", ", names) + " on node " + node + " to free " + what + " for this pod (" + preemptor.ask()
@@ -275,6 +369,23 @@ public final class GpuPreemptor implements AutoCloseable {
     var status = client.getKubernetesSerialization().asJson(Map.of("status", Map.of("nominatedNodeName", node)));
     client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
         .subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), status);
+  }
+
+  /**
+   * {@code status.nominatedNodeName} removed, if the pod under that name is still the one meant (a
+   * JSON Patch that tests the UID first); a pod gone or recreated is left alone.
+   */
+  private void clearNomination(String namespace, String name, String uid) {
+    var patch = "[{\"op\":\"test\",\"path\":\"/metadata/uid\",\"value\":" + client.getKubernetesSerialization().asJson(uid)
+        + "},{\"op\":\"remove\",\"path\":\"/status/nominatedNodeName\"}]";
+    try {
+      client.pods().inNamespace(namespace).withName(name).subresource("status").patch(PatchContext.of(PatchType.JSON), patch);
+    } catch (KubernetesClientException e) {
+      // 404: gone; 422: recreated, or no nomination left to remove.
+      if (e.getCode() != 404 && e.getCode() != 422) {
+        throw e;
+      }
+    }
   }
 
   private void publish(Pod pod, String type, String reason, String message) {

@@ -84,6 +84,37 @@ public final class PodFactsIndex implements Nominations {
         .toList();
   }
 
+  /**
+   * Pending pods nominated to {@code node} with a priority below {@code priority}: a preemption for
+   * a pod of that priority takes their place there, so their nominations are cleared
+   * (kube-scheduler's {@code getLowerPriorityNominatedPods}).
+   */
+  public List<PodFacts> nominatedBelow(String node, int priority) {
+    var here = nominated.get(node);
+    if (here == null) {
+      return List.of();
+    }
+    return here.values().stream().filter(f -> f.priority() < priority).sorted(Comparator.comparing(PodFacts::uid)).toList();
+  }
+
+  /**
+   * Pending pods that may preempt: not bound, not being deleted, not nominated (a preemption for
+   * them is made), asking GPUs, not a gang member (gangs wait for room), and of higher priority
+   * than some pod holding GPUs (else no victim can exist).
+   */
+  public List<PodFacts> mayPreempt() {
+    var lowest = ledger.claims().keySet().stream().map(byUid::get).filter(f -> f != null && !f.terminating())
+        .mapToInt(PodFacts::priority).min();
+    if (lowest.isEmpty()) {
+      return List.of();
+    }
+    return byUid.values().stream()
+        .filter(f -> f.node().isEmpty() && !f.terminating() && f.nominated().isEmpty() && f.gang().isEmpty()
+            && f.ask().kind() != GpuAsk.Kind.NONE && f.priority() > lowest.getAsInt())
+        .sorted(Comparator.comparing(PodFacts::uid))
+        .toList();
+  }
+
   public Optional<PodFacts> facts(String uid) {
     return Optional.ofNullable(byUid.get(uid));
   }

@@ -130,6 +130,42 @@ class PreemptionEndpointTest {
   }
 
   @Test
+  void aPreemptionClearsTheNominationsOfLessImportantPodsToTheFreedNodeOnly() {
+    // Nominated by earlier preemptions: a priority-500 pod to share-c, another to share-a.
+    var onC = nominated(pending("mid-on-c", 500, "8"), "share-c");
+    var onA = nominated(pending("mid-on-a", 500, "8"), "share-a");
+    await().atMost(Duration.ofSeconds(5)).until(() -> facts.nominatedBelow("share-c", 1000).size() == 1 && facts.nominatedBelow("share-a", 1000).size() == 1);
+
+    var high = create("preemption/pod-high-8g.yaml");
+    assertThat(json(post("/extender/filter", args(high))).path("NodeNames").toString()).isEqualTo("[]");
+    await().atMost(Duration.ofSeconds(10)).until(() -> "share-c".equals(pod("high-8g").getStatus().getNominatedNodeName()));
+
+    // As kube-scheduler's prepareCandidate: the less important pod nominated to share-c may no
+    // longer fit there and is free to go elsewhere; the one nominated to share-a keeps its place.
+    await().atMost(Duration.ofSeconds(5)).until(() -> pod("mid-on-c").getStatus().getNominatedNodeName() == null);
+    assertThat(pod("mid-on-c").getMetadata().getUid()).isEqualTo(onC.getMetadata().getUid());
+    assertThat(pod("mid-on-a").getStatus().getNominatedNodeName()).isEqualTo("share-a");
+    assertThat(pod("mid-on-a").getMetadata().getUid()).isEqualTo(onA.getMetadata().getUid());
+  }
+
+  @Test
+  void aNominatedPodThatNoPreemptionCanHelpLosesItsNomination() {
+    // Priority 100, as every pod holding the GPUs: none of them may be evicted for it. Its
+    // nomination (an earlier preemption whose GPU went to a pod of higher priority) would hold
+    // share-c's GPUs against less important pods for as long as it waits.
+    nominated(pending("peer-8g", 100, "8"), "share-c");
+    await().atMost(Duration.ofSeconds(5)).until(() -> facts.nominatedBelow("share-c", 101).size() == 1);
+    var refused = json(post("/extender/filter", args(pod("peer-8g"))));
+    assertThat(refused.path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(refused.path("FailedNodes").path("share-c").asText()).isEqualTo("largest free GPU has 4GiB of aliyun.com/gpu-mem, pod needs 8GiB");
+
+    // kube-scheduler would have cleared it ("Preemption is not helpful for scheduling") had its own
+    // preemption seen the GPUs; the leader, finding no victims, does.
+    await().atMost(Duration.ofSeconds(10)).until(() -> pod("peer-8g").getStatus().getNominatedNodeName() == null);
+    assertThat(client.pods().inNamespace(NS).list().getItems()).noneMatch(p -> p.getMetadata().getDeletionTimestamp() != null);
+  }
+
+  @Test
   void thePreemptVerbAddsTheVictimsThatFreeAGpuToKubeSchedulersAndDropsNodesWithout() {
     var small = create("preemption/pod-small-share-a.yaml");
     await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claimsOn("share-a").size() == 3 && facts.facts(small.getMetadata().getUid()).isPresent());
@@ -188,6 +224,24 @@ class PreemptionEndpointTest {
 
   private Pod create(String file) {
     return client.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path(file)), Pod.class)).create();
+  }
+
+  /** A pending share pod like the high one, under another name, priority and size. */
+  private Pod pending(String name, int priority, String gib) {
+    var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("preemption/pod-high-8g.yaml")), Pod.class);
+    pod.getMetadata().setName(name);
+    pod.getSpec().setPriority(priority);
+    pod.getSpec().setPriorityClassName(null);
+    pod.getSpec().getContainers().get(0).getResources().getLimits().put("aliyun.com/gpu-mem", new io.fabric8.kubernetes.api.model.Quantity(gib));
+    return client.resource(pod).create();
+  }
+
+  /** {@code status.nominatedNodeName}, as kube-scheduler writes it after a preemption. */
+  private Pod nominated(Pod pod, String node) {
+    return client.pods().inNamespace(NS).withName(pod.getMetadata().getName()).editStatus(p -> {
+      p.getStatus().setNominatedNodeName(node);
+      return p;
+    });
   }
 
   private Pod pod(String name) {
