@@ -11,7 +11,6 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.gpuadmission.admission.KubernetesJson;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -47,8 +46,10 @@ final class ManifestReader {
     for (var path : paths) {
       if (path.equals("-")) {
         try {
-          parse("stdin", new String(stdin.readAllBytes(), StandardCharsets.UTF_8), null, manifests, problems);
+          parse("stdin", Utf8Text.decode(stdin.readAllBytes()), null, manifests, problems);
         } catch (IOException e) {
+          problems.add("stdin: " + e.getMessage());
+        } catch (Utf8Text.NotText e) {
           problems.add("stdin: " + e.getMessage());
         }
         continue;
@@ -84,7 +85,10 @@ final class ManifestReader {
   private void readFile(String shown, Path file, List<Manifest> manifests, List<String> problems) {
     String text;
     try {
-      text = Files.readString(file, StandardCharsets.UTF_8);
+      text = Utf8Text.decode(Files.readAllBytes(file));
+    } catch (Utf8Text.NotText e) {
+      problems.add(shown + ": " + e.getMessage());
+      return;
     } catch (NoSuchFileException e) {
       problems.add(shown + ": no such file or directory");
       return;

@@ -7,6 +7,7 @@ import io.gpuadmission.placement.PlacementConfig;
 import io.gpuadmission.policy.PolicyConfig;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -73,7 +74,17 @@ public class PlaceCommand implements Callable<Integer> {
       var clock = Clock.systemUTC();
       var candidates = new ArrayList<Placer.Candidate>();
       var withoutGpus = 0;
+      // kubectl apply of a pod that exists updates it (a pod's resources cannot change): it makes
+      // no second pod, so the cluster's, or the input's first, is the one placed.
+      var existing = new HashSet<String>();
+      snapshot.pods().forEach(p -> existing.add(p.getMetadata().getNamespace() + "/" + p.getMetadata().getName()));
       for (var made : PodsOfInput.of(explanations, clock.instant())) {
+        var name = made.pod().getMetadata().getNamespace() + "/" + made.pod().getMetadata().getName();
+        if (!existing.add(name)) {
+          err.println("gpu-admission: note: " + made.from().manifest().source().shortName() + ": pod " + name
+              + " exists already (in the cluster or earlier in the input); kubectl apply would update it, not create another: placed once");
+          continue;
+        }
         if (GpuAsk.of(made.pod(), gpuPolicy).kind() == GpuAsk.Kind.NONE) {
           withoutGpus++;
         } else {

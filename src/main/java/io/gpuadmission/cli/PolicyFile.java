@@ -6,7 +6,6 @@ import io.gpuadmission.policy.PolicyError;
 import io.gpuadmission.policy.PolicyParser;
 import java.io.IOException;
 import java.io.StringReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -34,11 +33,13 @@ record PolicyFile(String file, Optional<List<String>> configMap, String text, in
   static PolicyFile read(String file, String key, String configMapName) {
     String content;
     try {
-      content = Files.readString(Path.of(file), StandardCharsets.UTF_8);
+      content = Utf8Text.decode(Files.readAllBytes(Path.of(file)));
+    } catch (Utf8Text.NotText e) {
+      throw new BadInputException(file + ": " + e.getMessage());
     } catch (NoSuchFileException e) {
       throw new BadInputException(file + ": no such file or directory");
     } catch (IOException e) {
-      throw new BadInputException(file + ": cannot be read (" + e.getClass().getSimpleName() + ")");
+      throw new BadInputException(file + ": cannot be read (" + (Files.isDirectory(Path.of(file)) ? "a directory" : e.getClass().getSimpleName()) + ")");
     }
     var configMap = configMap(content, configMapName);
     if (configMap.isEmpty()) {

@@ -136,7 +136,10 @@ public final class NodeAgent implements AutoCloseable {
         continue;
       }
       listed.add(pod.get().uid());
-      if (gpus.gpus().isEmpty()) {
+      // A device without an index is a GPU the pod holds all the same: a record without it would
+      // tell the ledger the pod holds fewer GPUs than it does, and free one the node cannot give.
+      // Such a pod keeps bind's choice, provisional, as on a node without the agent.
+      if (gpus.gpus().isEmpty() || !gpus.unmapped().isEmpty()) {
         continue;
       }
       outcomes.merge(recorder.record(pod.get(), gpus.gpus()), 1, Integer::sum);
@@ -198,8 +201,8 @@ public final class NodeAgent implements AutoCloseable {
   private void sayUnmapped(PodGpus gpus) {
     for (var id : gpus.unmapped()) {
       if (saidUnmapped.add(id)) {
-        LOG.warnf("device %s (pod %s) has no GPU index: not a GPU UUID the NVIDIA driver lists, nor an index; left out of the"
-            + " pod's GPUs (said once)", id, gpus.key());
+        LOG.warnf("device %s (pod %s) has no GPU index: not a GPU UUID the NVIDIA driver lists, nor an index; the pod's GPUs"
+            + " are not recorded (said once)", id, gpus.key());
       }
     }
   }

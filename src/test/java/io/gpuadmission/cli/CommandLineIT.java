@@ -76,6 +76,38 @@ class CommandLineIT {
   }
 
   @Test
+  void aJavaHomeOlderThan25YieldsToTheJdkThatBuiltTheJar() throws Exception {
+    // What setup-java 17 in a CI job, or a workstation's JDK 17, leaves in JAVA_HOME.
+    var jdk17 = Files.createTempDirectory("jdk17");
+    Files.writeString(jdk17.resolve("release"), "JAVA_VERSION=\"17.0.15\"\n");
+    var java = Files.createDirectories(jdk17.resolve("bin")).resolve("java");
+    Files.writeString(java, "#!/bin/sh\necho 'the JDK 17 ran' >&2\nexit 99\n");
+    java.toFile().setExecutable(true);
+    var env = Map.of("JAVA_HOME", jdk17.toString(), "GPU_ADMISSION_CLI_CACHE", "off");
+
+    var run = PackagedApp.runCommand(PROJECT, env, List.of(PROJECT.resolve("bin/kubectl-gpu_admission").toString(), "explain", "-f",
+        R + "workloads/pytorchjob-worker-2-gpus.yaml"));
+
+    assertThat(run.stderr()).isEmpty();
+    assertThat(run.stdout()).isEqualTo(Fixtures.text(Fixtures.path("cli/expected/explain-seed004-refused.txt")));
+    assertThat(run.exitCode()).isEqualTo(1);
+  }
+
+  @Test
+  void anExplicitJavaOlderThan25IsRefusedNamingIt() throws Exception {
+    var jdk17 = Files.createTempDirectory("jdk17");
+    Files.writeString(jdk17.resolve("release"), "JAVA_VERSION=\"17.0.15\"\n");
+    var java = Files.createDirectories(jdk17.resolve("bin")).resolve("java");
+    Files.writeString(java, "#!/bin/sh\nexit 99\n");
+    java.toFile().setExecutable(true);
+
+    var run = PackagedApp.runCommand(PROJECT, Map.of("JAVA", java.toString()), List.of(PROJECT.resolve("bin/kubectl-gpu_admission").toString(), "--version"));
+
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.stderr()).isEqualTo("kubectl-gpu_admission: " + java + " is Java 17; gpu-admission needs Java 25 (set JAVA_HOME to a JDK 25)\n");
+  }
+
+  @Test
   void thePluginSaysWhereTheJarIsMissing() throws Exception {
     var elsewhere = Files.createTempDirectory("plugin");
     var copy = Files.copy(PROJECT.resolve("bin/kubectl-gpu_admission"), elsewhere.resolve("kubectl-gpu_admission"), java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);

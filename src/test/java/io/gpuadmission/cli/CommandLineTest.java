@@ -92,6 +92,41 @@ class CommandLineTest {
   }
 
   @Test
+  void aManifestPodTheClusterHasAlreadyIsNotASecondGangMember() {
+    // The cluster's pending bert-worker-0, and the manifests of all four members: apply creates three.
+    var run = CommandRun.of(factory, "place", "--policy", R + "gang/policy.yaml", "--cluster", R + "gang/nodes.yaml", "--cluster", R + "gang/bert-worker.yaml",
+        "-f", R + "cli/bert-gang.yaml");
+
+    assertThat(run.stderr())
+        .isEqualTo("gpu-admission: note: " + R + "cli/bert-gang.yaml#1: pod ml/bert-worker-0 exists already (in the cluster or earlier in the input);"
+            + " kubectl apply would update it, not create another: placed once\n");
+    assertThat(run.stdout()).isEqualTo(Fixtures.text(Fixtures.path("cli/expected/place-pending-with-manifests.txt")));
+    assertThat(run.exitCode()).isZero();
+  }
+
+  @Test
+  void aBinaryFileIsSaidToBeNoTextWithTheOffsetOfItsFirstBadByte() throws Exception {
+    var dir = Files.createTempDirectory("binary");
+    // A PNG's signature: byte 0 (0x89) starts no UTF-8 character.
+    var image = Files.write(dir.resolve("logo.yaml"), new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'});
+    var zeros = Files.write(dir.resolve("zeros.json"), new byte[] {'{', 0, 0, '}'});
+    var policy = Files.write(dir.resolve("policy.yaml"), new byte[] {'v', 'e', 'r', (byte) 0xc3});
+
+    var explain = CommandRun.of(factory, "explain", "-f", image.toString(), "-f", zeros.toString());
+    var fromStdin = CommandRun.withStdin(factory, "\u0000", "explain", "-f", "-");
+    var check = CommandRun.of(factory, "policy", "check", policy.toString());
+
+    assertThat(explain.exitCode()).isEqualTo(2);
+    assertThat(explain.stderr())
+        .isEqualTo("gpu-admission: bad input: " + image + ": not UTF-8 text (byte 0 is not UTF-8; a binary file?)\n"
+            + "gpu-admission: bad input: " + zeros + ": not text (byte 1 is NUL; a binary file?)\n");
+    assertThat(fromStdin.exitCode()).isEqualTo(2);
+    assertThat(fromStdin.stderr()).isEqualTo("gpu-admission: bad input: stdin: not text (byte 0 is NUL; a binary file?)\n");
+    assertThat(check.exitCode()).isEqualTo(2);
+    assertThat(check.stderr()).isEqualTo("gpu-admission: bad input: " + policy + ": not UTF-8 text (byte 3 is not UTF-8; a binary file?)\n");
+  }
+
+  @Test
   void theMutatedPodIsTheMutationFixturesExpectedPod() {
     var run = CommandRun.of(factory, "explain", "-o", "yaml", "-f", R + "mutation/pytorch-dist-nccl-worker/pod.yaml");
 

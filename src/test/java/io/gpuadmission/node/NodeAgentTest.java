@@ -230,7 +230,7 @@ class NodeAgentTest {
   }
 
   @Test
-  void leavesOutDevicesWithoutAnIndexAndSaysSoOnce() {
+  void recordsNoPodHoldingADeviceWithoutAnIndexAndSaysSoOnce() {
     var pod = create("pod-mig.yaml");
     var mig = "MIG-4d5e6f70-8192-5a3b-9c4d-5e6f7a8b9c0d";
     var unknown = "GPU-00000000-0000-0000-0000-00000000dead";
@@ -243,13 +243,14 @@ class NodeAgentTest {
       agent.round();
       settle(agent);
 
-      assertThat(allocated(pod)).isEqualTo("3");
+      // It holds three devices; "3" alone would free the other two in the ledger.
+      assertThat(allocated(pod)).isNull();
       assertThat(log.records()).extracting(LogCapture::text).containsExactly(
           "the kubelet allocates device " + mig + ", which has no GPU index: not a GPU UUID the NVIDIA driver lists, nor an index;"
               + " pods given it will not have it recorded (said once)",
           "the kubelet allocates whole GPUs 3 of aliyun.com/gpu, nvidia.com/gpu",
           "device " + unknown + " (pod ml-team-b/notebook-mig) has no GPU index: not a GPU UUID the NVIDIA driver lists, nor an"
-              + " index; left out of the pod's GPUs (said once)");
+              + " index; the pod's GPUs are not recorded (said once)");
     }
   }
 
