@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Scheduler-extender benchmark, end to end over HTTPS, beside the nginx floor of ../shared/bench
-# (see bench/README.md, "Scheduler extender").
+# (see bench/README.md, "Extender").
 #   bench/extender-bench.sh [NODES] [GPU_PODS]      (defaults 5000 20000)
 # 1. starts a mock API server holding NODES GPU nodes (gpu-node-00000…, the names of
 #    ../shared/bench/fixtures/extender-args-N.json) and GPU_PODS bound shares;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every pod list of the Alibaba trace through every placement, seeds 42-51, as Markdown tables of
-# mean GPU allocation ratios (bench/README.md, "Trace simulation"):
+# mean GPU allocation ratios (bench/README.md, "Trace quality"):
 #   1. what users get (setup service): binpack, spread and fgd as the simulator reports the
 #      allocator's choice and as kube-scheduler picks with the shipped second scheduler's
 #      configuration, and fgd given the trace's own distribution (reference only);

@@ -51,6 +51,7 @@ public class ServedCertificate implements KeyStoreProvider {
   private byte[] seenKey;
   private byte[] rejectedCert;
   private byte[] rejectedKey;
+  private String rejection;
   private volatile X509Certificate served;
 
   public ServedCertificate(CertificateConfig config, @ConfigProperty(name = RunMode.PROPERTY) RunMode mode) {
@@ -142,26 +143,37 @@ public class ServedCertificate implements KeyStoreProvider {
     } catch (GeneralSecurityException e) {
       // Not remembered as seen: a half-written pair is read again on the next check. Said once
       // per content, not every check period.
-      if (!Arrays.equals(cert, rejectedCert) || !Arrays.equals(key, rejectedKey)) {
+      rejection = e.getMessage();
+      if (served != null && (!Arrays.equals(cert, rejectedCert) || !Arrays.equals(key, rejectedKey))) {
         rejectedCert = cert;
         rejectedKey = key;
         LOG.warnf(
             "%s and %s are not a usable pair (yet), still serving the previous certificate: %s",
-            config.certFile(), config.keyFile(), e.getMessage());
+            config.certFile(), config.keyFile(), rejection);
       }
       return false;
     }
   }
 
+  /**
+   * At start there is no previous certificate to keep serving: the server cannot start, and says
+   * why with the paths as resolved (relative ones are read from the working directory, which is
+   * not the repository when {@code run} is started from elsewhere).
+   */
   private void serveFiles() {
     if (!check()) {
       throw new IllegalStateException(
           "no usable certificate at "
-              + config.certFile()
+              + config.certFile().toAbsolutePath()
               + " and "
-              + config.keyFile()
-              + " (certs/make-dev-certs.sh makes one; GPU_ADMISSION_TLS_CERT and"
-              + " GPU_ADMISSION_TLS_KEY point elsewhere)");
+              + config.keyFile().toAbsolutePath()
+              + " ("
+              + rejection
+              + "): certs/make-dev-certs.sh makes one (relative paths are read from the working"
+              + " directory, "
+              + Path.of("").toAbsolutePath()
+              + "; start from the repository root), GPU_ADMISSION_TLS_CERT and"
+              + " GPU_ADMISSION_TLS_KEY point elsewhere");
     }
   }
 

@@ -7,6 +7,9 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -70,6 +73,52 @@ class CommandLineTest {
     assertThat(run.stderr()).isEmpty();
     assertThat(run.stdout()).isEqualTo(Fixtures.text(Fixtures.path("cli/expected/" + expected.trim() + ".txt")));
     assertThat(run.exitCode()).isEqualTo(exitCode);
+  }
+
+  /**
+   * Each {@code $ kubectl gpu-admission ...} block of docs/cli.md, run with its arguments as
+   * written: stdout is the lines shown, where a line {@code ...} stands for any lines left out.
+   */
+  @Test
+  void theExamplesOfDocsCliAreWhatTheCommandsPrint() throws Exception {
+    var prompt = "$ kubectl gpu-admission ";
+    var checked = 0;
+    for (var block : codeBlocks(Files.readString(Path.of("docs/cli.md")))) {
+      var lines = block.lines().toList();
+      var commands = lines.stream().filter(l -> l.startsWith("$ ")).toList();
+      if (commands.isEmpty()) {
+        continue;
+      }
+      assertThat(commands).as("one command per example, the one the reader runs").hasSize(1);
+      assertThat(lines.get(0)).startsWith(prompt);
+      var run = CommandRun.of(factory, lines.get(0).substring(prompt.length()).trim().split(" +"));
+      var shown = new StringBuilder("(?s)");
+      for (var line : lines.subList(1, lines.size())) {
+        shown.append(line.strip().equals("...") ? "(?:[^\\n]*\\n)*?" : Pattern.quote(line + "\n"));
+      }
+      assertThat(run.stderr()).as(lines.get(0)).isEmpty();
+      assertThat(run.stdout()).as(lines.get(0)).matches(shown.toString());
+      checked++;
+    }
+    assertThat(checked).isEqualTo(2);
+  }
+
+  private static List<String> codeBlocks(String text) {
+    var blocks = new ArrayList<String>();
+    StringBuilder block = null;
+    for (var line : text.split("\n", -1)) {
+      if (line.startsWith("```")) {
+        if (block == null) {
+          block = new StringBuilder();
+        } else {
+          blocks.add(block.toString());
+          block = null;
+        }
+      } else if (block != null) {
+        block.append(line).append('\n');
+      }
+    }
+    return blocks;
   }
 
   @Test

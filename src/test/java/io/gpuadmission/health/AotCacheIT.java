@@ -92,6 +92,42 @@ class AotCacheIT {
     assertThat(accepted.exit()).as(accepted.output()).isZero();
   }
 
+  /**
+   * target/quarkus-app moved elsewhere still starts from its cache ({@code -XX:AOTMode=on} would
+   * stop it otherwise); a launcher whose JVM is gone says what to do instead of "not found".
+   */
+  @Test
+  void theMovedDirectoryStillUsesItsCacheAndAGoneJvmIsExplained(@TempDir Path tmp) throws Exception {
+    var moved = tmp.resolve("elsewhere");
+    copyTree(APP, moved);
+
+    var version = new ProcessBuilder(moved.resolve("run").toString(), "--version").directory(tmp.toFile()).redirectErrorStream(true).start();
+    var versionOut = new String(version.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(version.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(versionOut).isEqualTo("gpu-admission 0.1.0-SNAPSHOT\n");
+    assertThat(version.exitValue()).isZero();
+
+    var launcher = Files.readString(Path.of("src/main/jvm/run")).replace("@JAVA_HOME@", "/nonexistent/jdk-25");
+    Files.writeString(moved.resolve("run"), launcher);
+    var gone = new ProcessBuilder("sh", moved.resolve("run").toString(), "--version").redirectErrorStream(true).start();
+    var goneOut = new String(gone.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(gone.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(gone.exitValue()).isEqualTo(1);
+    assertThat(goneOut)
+        .isEqualTo(
+            "gpu-admission: /nonexistent/jdk-25/bin/java, the JVM that built this and trained its AOT cache, is not there any more;"
+                + " rebuild with ./mvnw -B -DskipTests package (it finds a JDK 25) to run with another\n");
+  }
+
+  private static void copyTree(Path from, Path to) throws IOException {
+    try (var files = Files.walk(from)) {
+      for (var source : files.toList()) {
+        // As cp -p would: times and modes kept (run stays executable).
+        Files.copy(source, to.resolve(from.relativize(source).toString()), java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+      }
+    }
+  }
+
   private static boolean ready(String base) {
     return given().relaxedHTTPSValidation().baseUri(base).get("/q/health/ready").statusCode() == 200;
   }

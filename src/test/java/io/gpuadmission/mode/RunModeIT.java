@@ -95,10 +95,23 @@ class RunModeIT {
 
   @Test
   void theServerCannotStartHereSoTheseChecksWouldCatchAListener() {
-    var run = PackagedApp.run(workingDirectory, env);
+    // The default certificate paths, relative, as target/quarkus-app/run started from elsewhere has them.
+    var defaults = new HashMap<>(env);
+    defaults.remove("GPU_ADMISSION_TLS_CERT");
+    defaults.remove("GPU_ADMISSION_TLS_KEY");
+    var run = PackagedApp.run(workingDirectory, defaults);
 
     assertThat(run.exitCode()).isNotZero();
     assertThat(run.stdout() + run.stderr()).contains("Failed to start application");
+    // Started outside the repository: it names the files it looked for where it looked, and
+    // speaks of no previous certificate, as there is none at start.
+    var dir = workingDirectory.toAbsolutePath();
+    assertThat(run.stdout() + run.stderr())
+        .contains(
+            "no usable certificate at " + dir.resolve("certs/dev/tls.crt") + " and " + dir.resolve("certs/dev/tls.key")
+                + " (a file is missing or empty): certs/make-dev-certs.sh makes one (relative paths are read from the working directory, " + dir
+                + "; start from the repository root), GPU_ADMISSION_TLS_CERT and GPU_ADMISSION_TLS_KEY point elsewhere")
+        .doesNotContain("still serving the previous certificate");
   }
 
   /**
