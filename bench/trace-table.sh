@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Every pod list of the Alibaba trace through every placement, as Markdown tables of mean GPU
 # allocation ratios (bench/README.md, "Trace quality"):
-#   1. what users get (setup service): binpack, spread and fgd as the simulator reports the
-#      allocator's choice and as kube-scheduler picks with the shipped second scheduler's
-#      configuration (the extender over its JSON API), whether kube-scheduler put every pod on the
-#      allocator's node, and fgd given the trace's own distribution (reference only);
-#   2. the share tasks alone: binpack, fgd and ACK's gpushare extender, through kube-scheduler;
+#   1. what users get (setup service): binpack, spread and fgd as the allocator chooses (the
+#      extender's top node among all feasible nodes, the learned workload), and as kube-scheduler
+#      picks with the shipped second scheduler's configuration, the extender called over its JSON
+#      API, with the number of seeds where kube-scheduler put every pod on the allocator's node;
+#      and fgd given the trace's own distribution (reference only);
+#   2. the share tasks alone: binpack and fgd as the allocator chooses, ACK's gpushare extender
+#      through kube-scheduler, and fgd through kube-scheduler over JSON with the same check;
 #   3. with PAPER=1, the paper's setup (every task placed by the policy, CPU counted).
-# SEEDS (default 42-51) for every run; KUBE_SCHEDULER_SEEDS (default SEEDS) for the three
-# kube-scheduler runs of table 1, the slow ones (the JSON wire path). DATA defaults to
-# ../shared/data/alibaba-gpu-v2023; JOBS runs that many simulations at once (default 1). Each
-# run's output stays in target/trace-table/ (where each pod went in placements/) and a rerun only
-# does what is missing; runs are queued cheapest first, so a run cut short has whole columns.
+# SEEDS (default 42-51) for the allocator's runs and gpushare; KUBE_SCHEDULER_SEEDS (default SEEDS)
+# for the kube-scheduler runs over JSON, the slow ones (the codec costs 2.6 times the decisions).
+# DATA defaults to ../shared/data/alibaba-gpu-v2023; JOBS runs that many simulations at once
+# (default 1). Each run's output stays in target/trace-table/ (where each pod went in placements/);
+# a rerun only does what is missing (a run that has every seed asked is reused, whatever else it
+# has); cheap runs are queued first.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 data="${DATA:-$root/../shared/data/alibaba-gpu-v2023}"
@@ -25,20 +28,19 @@ mkdir -p "$out"
 
 workloads=(default cpu250 gpushare40 gpushare80 gpushare100 multigpu20)
 allocator=(
+  "fgd-simulator|--policy fgd --through simulator"
   "binpack-simulator|--policy binpack --through simulator"
   "spread-simulator|--policy spread --through simulator"
-  "fgd-simulator|--policy fgd --through simulator"
+  "shares-gpushare|--policy gpushare --through kube-scheduler --tasks shares"
+  "shares-fgd-simulator|--policy fgd --through simulator --tasks shares"
+  "shares-binpack-simulator|--policy binpack --through simulator --tasks shares"
   "fgd-oracle|--policy fgd --through simulator --workload oracle"
 )
-shares=(
-  "shares-gpushare|--policy gpushare --through kube-scheduler --tasks shares"
-  "shares-binpack|--policy binpack --through kube-scheduler --tasks shares"
-  "shares-fgd|--policy fgd --through kube-scheduler --tasks shares"
-)
 kube_scheduler=(
+  "fgd-kube-scheduler|--policy fgd --through kube-scheduler"
   "binpack-kube-scheduler|--policy binpack --through kube-scheduler"
   "spread-kube-scheduler|--policy spread --through kube-scheduler"
-  "fgd-kube-scheduler|--policy fgd --through kube-scheduler"
+  "shares-fgd-kube-scheduler|--policy fgd --through kube-scheduler --tasks shares"
 )
 paper=(
   "paper-fgd|--policy fgd --setup paper --workload oracle"
@@ -47,6 +49,17 @@ paper=(
   "paper-random|--policy random --setup paper"
   "paper-spread|--policy spread --setup paper"
 )
+
+# The figures of seeds FIRST-LAST in a run's output (per-seed lines), one per line.
+figures() {
+  local file=$1 first=${2%-*} last=${2#*-}
+  [[ -f "$file" ]] || return 0
+  awk -v first="$first" -v last="$last" -F'[ =]' '/^seed=/ && $2 >= first && $2 <= last {print $2, $4}' "$file" | sort -u
+}
+has_all() {
+  local first=${2%-*} last=${2#*-}
+  [[ "$(figures "$1" "$2" | wc -l)" -eq $((last - first + 1)) ]]
+}
 
 todo="$out/todo.txt"
 : >"$todo"
@@ -57,14 +70,16 @@ queue() {
     for w in "${workloads[@]}"; do
       local name="${entry%%|*}"
       local log="$out/$w.$name.txt"
-      if ! grep -q '^mean_allocation_ratio=' "$log" 2>/dev/null; then
+      if has_all "$log.part" "$range" && ! has_all "$log" "$range"; then
+        mv "$log.part" "$log" # an interrupted run with every seed asked
+      fi
+      if ! has_all "$log" "$range"; then
         echo "$log ${entry#*|} --nodes $data/openb_node_list_gpu_node.csv --pods $data/openb_pod_list_$w.csv --seeds $range --placements $out/placements/$w.$name" >>"$todo"
       fi
     done
   done
 }
 queue "$seeds" "${allocator[@]}"
-queue "$seeds" "${shares[@]}"
 queue "$ks_seeds" "${kube_scheduler[@]}"
 if [[ "${PAPER:-0}" == 1 ]]; then
   queue "$seeds" "${paper[@]}"
@@ -75,49 +90,44 @@ if [[ -s "$todo" ]]; then
   xargs -P "$jobs" -L 1 bash -c 'log="$1"; shift; "'"$root"'/bench/simulate-trace.sh" "$@" >"$log.part" 2>&1 && mv "$log.part" "$log"' _ <"$todo"
 fi
 
+# The mean of seeds RANGE, as a percentage.
 cell() {
-  local mean
-  mean=$(sed -n 's/^mean_allocation_ratio=\([0-9.]*\).*/\1/p' "$out/$1.$2.txt")
-  python3 -c "print(f'{100*$mean:.2f} %')"
+  figures "$out/$1.$2.txt" "$3" | awk '{s += $2; n++} END {printf "%.2f %%", 100 * s / n}'
 }
-row() {
-  local w=$1
-  shift
-  local line="| $w |"
-  for name in "$@"; do
-    line="$line $(cell "$w" "$name") |"
-  done
-  echo "$line"
-}
-# Seeds of the kube-scheduler runs where every pod went to the node the allocator chose, of all.
+# Seeds of RANGE where kube-scheduler put every pod on the node the allocator chose, of all.
 same() {
-  local w=$1 same=0 all=0
-  for f in "$out/placements/$w.$2-kube-scheduler"/*.txt; do
+  local w=$1 first=${3%-*} last=${3#*-} same=0 all=0
+  for ((seed = first; seed <= last; seed++)); do
     all=$((all + 1))
-    if cmp -s "$f" "$out/placements/$w.$2-simulator/$(basename "$f")"; then
+    if cmp -s "$out/placements/$w.$2-kube-scheduler/$seed.txt" "$out/placements/$w.$2-simulator/$seed.txt"; then
       same=$((same + 1))
     fi
   done
   echo "$same/$all"
 }
 
-echo "| pods | binpack, simulator | binpack, kube-scheduler | spread, simulator | spread, kube-scheduler | fgd, simulator | fgd, kube-scheduler | seeds with every pod on the allocator's node (binpack, spread, fgd) | fgd given the trace's distribution (simulator) |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "Seeds $seeds; kube-scheduler over JSON: seeds $ks_seeds."
+echo
+echo "| pods | binpack, allocator | spread, allocator | fgd, allocator | binpack, kube-scheduler | spread, kube-scheduler | fgd, kube-scheduler | allocator's figure, seeds $ks_seeds (binpack, spread, fgd) | seeds with every pod on the allocator's node | fgd given the trace's distribution |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for w in "${workloads[@]}"; do
-  line=$(row "$w" binpack-simulator binpack-kube-scheduler spread-simulator spread-kube-scheduler fgd-simulator fgd-kube-scheduler)
-  echo "$line $(same "$w" binpack), $(same "$w" spread), $(same "$w" fgd) | $(cell "$w" fgd-oracle) |"
+  echo "| $w | $(cell "$w" binpack-simulator "$seeds") | $(cell "$w" spread-simulator "$seeds") | $(cell "$w" fgd-simulator "$seeds") |" \
+    "$(cell "$w" binpack-kube-scheduler "$ks_seeds") | $(cell "$w" spread-kube-scheduler "$ks_seeds") | $(cell "$w" fgd-kube-scheduler "$ks_seeds") |" \
+    "$(cell "$w" binpack-simulator "$ks_seeds"), $(cell "$w" spread-simulator "$ks_seeds"), $(cell "$w" fgd-simulator "$ks_seeds") |" \
+    "$(same "$w" binpack "$ks_seeds"), $(same "$w" spread "$ks_seeds"), $(same "$w" fgd "$ks_seeds") | $(cell "$w" fgd-oracle "$seeds") |"
 done
 echo
-echo "| pods, share tasks only | binpack, kube-scheduler | fgd, kube-scheduler | gpushare, kube-scheduler |"
-echo "| --- | --- | --- | --- |"
+echo "| pods, share tasks only | binpack, allocator | fgd, allocator | gpushare, kube-scheduler | fgd, kube-scheduler (seeds $ks_seeds) | fgd, allocator (seeds $ks_seeds) | seeds with every pod on the allocator's node |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
 for w in "${workloads[@]}"; do
-  row "$w" shares-binpack shares-fgd shares-gpushare
+  echo "| $w | $(cell "$w" shares-binpack-simulator "$seeds") | $(cell "$w" shares-fgd-simulator "$seeds") | $(cell "$w" shares-gpushare "$seeds") |" \
+    "$(cell "$w" shares-fgd-kube-scheduler "$ks_seeds") | $(cell "$w" shares-fgd-simulator "$ks_seeds") | $(same "$w" shares-fgd "$ks_seeds") |"
 done
 if [[ "${PAPER:-0}" == 1 ]]; then
   echo
   echo "| pods, paper's setup | fgd | binpack | best-fit | random | spread |"
   echo "| --- | --- | --- | --- | --- | --- |"
   for w in "${workloads[@]}"; do
-    row "$w" paper-fgd paper-binpack paper-best-fit paper-random paper-spread
+    echo "| $w | $(cell "$w" paper-fgd "$seeds") | $(cell "$w" paper-binpack "$seeds") | $(cell "$w" paper-best-fit "$seeds") | $(cell "$w" paper-random "$seeds") | $(cell "$w" paper-spread "$seeds") |"
   done
 fi

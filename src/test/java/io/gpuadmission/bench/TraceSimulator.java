@@ -396,7 +396,7 @@ public final class TraceSimulator {
     return out;
   }
 
-  /** Task {@code i} as the pod a user would create (requests equal limits). */
+  /** Task {@code i} as the pod a user would create (requests equal limits; its GPU models as required node affinity). */
   static Pod pod(int i, TracePod task) {
     var resources = new LinkedHashMap<String, Quantity>();
     resources.put("cpu", new Quantity(task.task().cpuMilli() + "m"));
@@ -406,13 +406,30 @@ public final class TraceSimulator {
     } else if (task.task().isWhole()) {
       resources.put("nvidia.com/gpu", new Quantity(Integer.toString(task.task().gpus())));
     }
+    var spec = new io.fabric8.kubernetes.api.model.PodSpecBuilder();
+    if (!task.task().models().isEmpty()) {
+      // gpu_spec as a user asks for GPU models: required node affinity on the model label.
+      spec.withNewAffinity()
+          .withNewNodeAffinity()
+          .withNewRequiredDuringSchedulingIgnoredDuringExecution()
+          .addNewNodeSelectorTerm()
+          .addNewMatchExpression()
+          .withKey("aliyun.accelerator/nvidia_name")
+          .withOperator("In")
+          .withValues(List.copyOf(new java.util.TreeSet<>(task.task().models())))
+          .endMatchExpression()
+          .endNodeSelectorTerm()
+          .endRequiredDuringSchedulingIgnoredDuringExecution()
+          .endNodeAffinity()
+          .endAffinity();
+    }
     return new PodBuilder()
         .withNewMetadata()
         .withName("task-" + i)
         .withNamespace("trace")
         .withUid("uid-" + i)
         .endMetadata()
-        .withNewSpec()
+        .withNewSpecLike(spec.build())
         .addNewContainer()
         .withName("task")
         .withImage("trace")
