@@ -6,8 +6,8 @@
 #      picks with the shipped second scheduler's configuration, the extender called over its JSON
 #      API, with the number of seeds where kube-scheduler put every pod on the allocator's node;
 #      and fgd given the trace's own distribution (reference only);
-#   2. the share tasks alone: binpack and fgd as the allocator chooses, ACK's gpushare extender
-#      through kube-scheduler, and fgd through kube-scheduler over JSON with the same check;
+#   2. the share tasks alone: fgd as the allocator chooses, ACK's gpushare extender through
+#      kube-scheduler, and fgd through kube-scheduler over JSON with the same check;
 #   3. with PAPER=1, the paper's setup (every task placed by the policy, CPU counted).
 # SEEDS (default 42-51) for the allocator's runs and gpushare; KUBE_SCHEDULER_SEEDS (default SEEDS)
 # for the kube-scheduler runs over JSON, the slow ones (the codec costs 2.6 times the decisions).
@@ -33,7 +33,6 @@ allocator=(
   "spread-simulator|--policy spread --through simulator"
   "shares-gpushare|--policy gpushare --through kube-scheduler --tasks shares"
   "shares-fgd-simulator|--policy fgd --through simulator --tasks shares"
-  "shares-binpack-simulator|--policy binpack --through simulator --tasks shares"
   "fgd-oracle|--policy fgd --through simulator --workload oracle"
 )
 kube_scheduler=(
@@ -117,10 +116,10 @@ for w in "${workloads[@]}"; do
     "$(same "$w" binpack "$ks_seeds"), $(same "$w" spread "$ks_seeds"), $(same "$w" fgd "$ks_seeds") | $(cell "$w" fgd-oracle "$seeds") |"
 done
 echo
-echo "| pods, share tasks only | binpack, allocator | fgd, allocator | gpushare, kube-scheduler | fgd, kube-scheduler (seeds $ks_seeds) | fgd, allocator (seeds $ks_seeds) | seeds with every pod on the allocator's node |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+echo "| pods, share tasks only | fgd, allocator | gpushare, kube-scheduler | fgd, kube-scheduler (seeds $ks_seeds) | fgd, allocator (seeds $ks_seeds) | seeds with every pod on the allocator's node |"
+echo "| --- | --- | --- | --- | --- | --- |"
 for w in "${workloads[@]}"; do
-  echo "| $w | $(cell "$w" shares-binpack-simulator "$seeds") | $(cell "$w" shares-fgd-simulator "$seeds") | $(cell "$w" shares-gpushare "$seeds") |" \
+  echo "| $w | $(cell "$w" shares-fgd-simulator "$seeds") | $(cell "$w" shares-gpushare "$seeds") |" \
     "$(cell "$w" shares-fgd-kube-scheduler "$ks_seeds") | $(cell "$w" shares-fgd-simulator "$ks_seeds") | $(same "$w" shares-fgd "$ks_seeds") |"
 done
 if [[ "${PAPER:-0}" == 1 ]]; then
