@@ -9,18 +9,22 @@
 #   2. the share tasks alone: fgd as the allocator chooses, ACK's gpushare extender through
 #      kube-scheduler, and fgd through kube-scheduler over JSON with the same check;
 #   3. with PAPER=1, the paper's setup (every task placed by the policy, CPU counted).
-# SEEDS (default 42-51) for the allocator's runs and gpushare; KUBE_SCHEDULER_SEEDS (default SEEDS)
-# for the kube-scheduler runs over JSON, the slow ones (the codec costs 2.6 times the decisions).
+# SEEDS (default 42-51) for the allocator's runs; SHARES_SEEDS, ORACLE_SEEDS and
+# KUBE_SCHEDULER_SEEDS (each SEEDS by default) for the share tasks, fgd given the trace's
+# distribution and the kube-scheduler runs over JSON (the slow ones: a seed takes 2.6 times as long
+# as the allocator's, most of it in the JSON codec). A run not done (yet) shows as "not run".
 # DATA defaults to ../shared/data/alibaba-gpu-v2023; JOBS runs that many simulations at once
 # (default 1). Each run's output stays in target/trace-table/ (where each pod went in placements/);
 # a rerun only does what is missing (a run that has every seed asked is reused, whatever else it
-# has); cheap runs are queued first.
+# has). Queued in the order of the tables' importance, so a run cut short leaves whole columns.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 data="${DATA:-$root/../shared/data/alibaba-gpu-v2023}"
 jobs="${JOBS:-1}"
 seeds="${SEEDS:-42-51}"
 ks_seeds="${KUBE_SCHEDULER_SEEDS:-$seeds}"
+shares_seeds="${SHARES_SEEDS:-$seeds}"
+oracle_seeds="${ORACLE_SEEDS:-$seeds}"
 out="$root/target/trace-table"
 mkdir -p "$out"
 # Build once, before the runs start in parallel.
@@ -31,15 +35,19 @@ allocator=(
   "fgd-simulator|--policy fgd --through simulator"
   "binpack-simulator|--policy binpack --through simulator"
   "spread-simulator|--policy spread --through simulator"
+)
+shares=(
   "shares-gpushare|--policy gpushare --through kube-scheduler --tasks shares"
   "shares-fgd-simulator|--policy fgd --through simulator --tasks shares"
-  "fgd-oracle|--policy fgd --through simulator --workload oracle"
 )
+oracle=("fgd-oracle|--policy fgd --through simulator --workload oracle")
 kube_scheduler=(
   "fgd-kube-scheduler|--policy fgd --through kube-scheduler"
   "binpack-kube-scheduler|--policy binpack --through kube-scheduler"
-  "spread-kube-scheduler|--policy spread --through kube-scheduler"
+)
+kube_scheduler_later=(
   "shares-fgd-kube-scheduler|--policy fgd --through kube-scheduler --tasks shares"
+  "spread-kube-scheduler|--policy spread --through kube-scheduler"
 )
 paper=(
   "paper-fgd|--policy fgd --setup paper --workload oracle"
@@ -79,7 +87,10 @@ queue() {
   done
 }
 queue "$seeds" "${allocator[@]}"
+queue "$shares_seeds" "${shares[@]}"
 queue "$ks_seeds" "${kube_scheduler[@]}"
+queue "$oracle_seeds" "${oracle[@]}"
+queue "$ks_seeds" "${kube_scheduler_later[@]}"
 if [[ "${PAPER:-0}" == 1 ]]; then
   queue "$seeds" "${paper[@]}"
 fi
@@ -91,11 +102,19 @@ fi
 
 # The mean of seeds RANGE, as a percentage.
 cell() {
+  if ! has_all "$out/$1.$2.txt" "$3"; then
+    echo "not run"
+    return
+  fi
   figures "$out/$1.$2.txt" "$3" | awk '{s += $2; n++} END {printf "%.2f %%", 100 * s / n}'
 }
 # Seeds of RANGE where kube-scheduler put every pod on the node the allocator chose, of all.
 same() {
   local w=$1 first=${3%-*} last=${3#*-} same=0 all=0
+  if ! has_all "$out/$w.$2-kube-scheduler.txt" "$3"; then
+    echo "not run"
+    return
+  fi
   for ((seed = first; seed <= last; seed++)); do
     all=$((all + 1))
     if cmp -s "$out/placements/$w.$2-kube-scheduler/$seed.txt" "$out/placements/$w.$2-simulator/$seed.txt"; then
@@ -105,7 +124,7 @@ same() {
   echo "$same/$all"
 }
 
-echo "Seeds $seeds; kube-scheduler over JSON: seeds $ks_seeds."
+echo "Seeds $seeds; share tasks: seeds $shares_seeds; fgd given the trace's distribution: seeds $oracle_seeds; kube-scheduler over JSON: seeds $ks_seeds."
 echo
 echo "| pods | binpack, allocator | spread, allocator | fgd, allocator | binpack, kube-scheduler | spread, kube-scheduler | fgd, kube-scheduler | allocator's figure, seeds $ks_seeds (binpack, spread, fgd) | seeds with every pod on the allocator's node | fgd given the trace's distribution |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -113,13 +132,13 @@ for w in "${workloads[@]}"; do
   echo "| $w | $(cell "$w" binpack-simulator "$seeds") | $(cell "$w" spread-simulator "$seeds") | $(cell "$w" fgd-simulator "$seeds") |" \
     "$(cell "$w" binpack-kube-scheduler "$ks_seeds") | $(cell "$w" spread-kube-scheduler "$ks_seeds") | $(cell "$w" fgd-kube-scheduler "$ks_seeds") |" \
     "$(cell "$w" binpack-simulator "$ks_seeds"), $(cell "$w" spread-simulator "$ks_seeds"), $(cell "$w" fgd-simulator "$ks_seeds") |" \
-    "$(same "$w" binpack "$ks_seeds"), $(same "$w" spread "$ks_seeds"), $(same "$w" fgd "$ks_seeds") | $(cell "$w" fgd-oracle "$seeds") |"
+    "$(same "$w" binpack "$ks_seeds"), $(same "$w" spread "$ks_seeds"), $(same "$w" fgd "$ks_seeds") | $(cell "$w" fgd-oracle "$oracle_seeds") |"
 done
 echo
 echo "| pods, share tasks only | fgd, allocator | gpushare, kube-scheduler | fgd, kube-scheduler (seeds $ks_seeds) | fgd, allocator (seeds $ks_seeds) | seeds with every pod on the allocator's node |"
 echo "| --- | --- | --- | --- | --- | --- |"
 for w in "${workloads[@]}"; do
-  echo "| $w | $(cell "$w" shares-fgd-simulator "$seeds") | $(cell "$w" shares-gpushare "$seeds") |" \
+  echo "| $w | $(cell "$w" shares-fgd-simulator "$shares_seeds") | $(cell "$w" shares-gpushare "$shares_seeds") |" \
     "$(cell "$w" shares-fgd-kube-scheduler "$ks_seeds") | $(cell "$w" shares-fgd-simulator "$ks_seeds") | $(same "$w" shares-fgd "$ks_seeds") |"
 done
 if [[ "${PAPER:-0}" == 1 ]]; then
