@@ -126,13 +126,13 @@ same() {
 
 echo "Seeds $seeds; share tasks: seeds $shares_seeds; fgd given the trace's distribution: seeds $oracle_seeds; kube-scheduler over JSON: seeds $ks_seeds."
 echo
-echo "| pods | binpack, allocator | spread, allocator | fgd, allocator | binpack, kube-scheduler | spread, kube-scheduler | fgd, kube-scheduler | allocator's figure, seeds $ks_seeds (binpack, spread, fgd) | seeds with every pod on the allocator's node | fgd given the trace's distribution |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| pods | binpack, allocator | spread, allocator | fgd, allocator | binpack, kube-scheduler, seeds $ks_seeds | spread, kube-scheduler, seeds $ks_seeds | fgd, kube-scheduler, seeds $ks_seeds | allocator, seeds $ks_seeds (binpack, spread, fgd) | seeds with every pod on the allocator's node | fgd given the trace's distribution, seeds $oracle_seeds | fgd, allocator, seeds $oracle_seeds |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for w in "${workloads[@]}"; do
   echo "| $w | $(cell "$w" binpack-simulator "$seeds") | $(cell "$w" spread-simulator "$seeds") | $(cell "$w" fgd-simulator "$seeds") |" \
     "$(cell "$w" binpack-kube-scheduler "$ks_seeds") | $(cell "$w" spread-kube-scheduler "$ks_seeds") | $(cell "$w" fgd-kube-scheduler "$ks_seeds") |" \
     "$(cell "$w" binpack-simulator "$ks_seeds"), $(cell "$w" spread-simulator "$ks_seeds"), $(cell "$w" fgd-simulator "$ks_seeds") |" \
-    "$(same "$w" binpack "$ks_seeds"), $(same "$w" spread "$ks_seeds"), $(same "$w" fgd "$ks_seeds") | $(cell "$w" fgd-oracle "$oracle_seeds") |"
+    "$(same "$w" binpack "$ks_seeds"), $(same "$w" spread "$ks_seeds"), $(same "$w" fgd "$ks_seeds") | $(cell "$w" fgd-oracle "$oracle_seeds") | $(cell "$w" fgd-simulator "$oracle_seeds") |"
 done
 echo
 echo "| pods, share tasks only | fgd, allocator | gpushare, kube-scheduler | fgd, kube-scheduler (seeds $ks_seeds) | fgd, allocator (seeds $ks_seeds) | seeds with every pod on the allocator's node |"
