@@ -4,6 +4,7 @@
 #     [--setup service|paper] [--through simulator|kube-scheduler] [--workload learned|oracle]
 #     [--tasks all|shares] [--cpu-pods off-gpu-nodes|kube-scheduler] [--scheduler-config FILE]
 #     [--extender-weight N] [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3]
+#     [--placements DIR]
 # (TraceSimulator's comment says what each means.) Prints one line per seed and a last line:
 # mean_allocation_ratio=0.xxxx policy=... pods=FILE
 # The data: ../shared/data/alibaba-gpu-v2023/ (research use only; never shipped in the jar).

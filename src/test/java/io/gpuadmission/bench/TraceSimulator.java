@@ -71,12 +71,16 @@ import java.util.function.Supplier;
  * are added); {@code gpushare} is ACK's gpushare extender through the same kube-scheduler model.
  * {@code --sample 12,10} runs on every 12th node (by GPU model and count) and every 10th task, the
  * sample {@code TraceSimulatorTest} pins; {@code --write-sample DIR} writes the nodes, tasks and
- * each seed's arrival order instead of running, for a replay through a real kube-scheduler.
+ * each seed's arrival order instead of running, for a replay through a real kube-scheduler;
+ * {@code --placements DIR} writes where each pod went ({@code DIR/<seed>.txt}, one node a line in
+ * arrival order, empty when skipped; service setup), so that two ways of choosing can be compared
+ * pod by pod.
  *
  * <p>Usage: {@code TraceSimulator --nodes FILE --pods FILE --policy
  * binpack|spread|fgd|gpushare|best-fit|random [--setup service|paper] [--through
  * simulator|kube-scheduler] [--workload learned|oracle] [--tasks all|shares] [--scheduler-config
- * FILE] [--extender-weight N] [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3]}
+ * FILE] [--extender-weight N] [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3]
+ * [--placements DIR]}
  */
 public final class TraceSimulator {
   static final long GPU = 1000;
@@ -392,7 +396,7 @@ public final class TraceSimulator {
     return out;
   }
 
-  /** Task {@code i} as the pod a user would create (requests equal limits). */
+  /** Task {@code i} as the pod a user would create (requests equal limits; its GPU models as required node affinity). */
   static Pod pod(int i, TracePod task) {
     var resources = new LinkedHashMap<String, Quantity>();
     resources.put("cpu", new Quantity(task.task().cpuMilli() + "m"));
@@ -402,13 +406,30 @@ public final class TraceSimulator {
     } else if (task.task().isWhole()) {
       resources.put("nvidia.com/gpu", new Quantity(Integer.toString(task.task().gpus())));
     }
+    var spec = new io.fabric8.kubernetes.api.model.PodSpecBuilder();
+    if (!task.task().models().isEmpty()) {
+      // gpu_spec as a user asks for GPU models: required node affinity on the model label.
+      spec.withNewAffinity()
+          .withNewNodeAffinity()
+          .withNewRequiredDuringSchedulingIgnoredDuringExecution()
+          .addNewNodeSelectorTerm()
+          .addNewMatchExpression()
+          .withKey("aliyun.accelerator/nvidia_name")
+          .withOperator("In")
+          .withValues(List.copyOf(new java.util.TreeSet<>(task.task().models())))
+          .endMatchExpression()
+          .endNodeSelectorTerm()
+          .endRequiredDuringSchedulingIgnoredDuringExecution()
+          .endNodeAffinity()
+          .endAffinity();
+    }
     return new PodBuilder()
         .withNewMetadata()
         .withName("task-" + i)
         .withNamespace("trace")
         .withUid("uid-" + i)
         .endMetadata()
-        .withNewSpec()
+        .withNewSpecLike(spec.build())
         .addNewContainer()
         .withName("task")
         .withImage("trace")
@@ -573,6 +594,7 @@ public final class TraceSimulator {
     Path schedulerConfig = null;
     String sample = null;
     Path writeSample = null;
+    Path placements = null;
     Long weight = null;
     Integer percentage = null;
     for (int i = 0; i + 1 < args.length; i += 2) {
@@ -586,6 +608,7 @@ public final class TraceSimulator {
         case "--seeds" -> seeds = args[i + 1];
         case "--sample" -> sample = args[i + 1];
         case "--write-sample" -> writeSample = Path.of(args[i + 1]);
+        case "--placements" -> placements = Path.of(args[i + 1]);
         case "--demand" -> demand = Double.parseDouble(args[i + 1]);
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
@@ -596,7 +619,7 @@ public final class TraceSimulator {
               + " [--workload learned|oracle] [--tasks all|shares] [--cpu-pods off-gpu-nodes|kube-scheduler]"
               + " [--scheduler-config FILE] [--extender-weight N]"
               + " [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3] [--sample NODE_STEP,TASK_STEP]"
-              + " [--write-sample DIR]");
+              + " [--write-sample DIR] [--placements DIR]");
       System.exit(2);
     }
     var scheduler = schedulerConfig == null ? shippedScheduler() : SchedulerConfiguration.read(schedulerConfig);
@@ -625,6 +648,10 @@ public final class TraceSimulator {
       var started = System.nanoTime();
       var r = simulator.run(options, seed, demand);
       sum += r.allocationRatio();
+      if (placements != null) {
+        Files.createDirectories(placements);
+        Files.write(placements.resolve(seed + ".txt"), r.nodes());
+      }
       System.out.printf(
           "seed=%d allocation_ratio=%.4f placed=%d skipped=%d seconds=%.1f%n",
           seed, r.allocationRatio(), r.placed(), r.skipped(), (System.nanoTime() - started) / 1e9);

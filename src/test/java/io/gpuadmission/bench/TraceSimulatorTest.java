@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The trace simulator on a sample small enough for the suite (every 12th node of the trace's
  * cluster by model and GPU count: 102 nodes; every 10th task of the default workload), seed 42,
- * figures pinned exactly. The full tables (all nodes, six workloads, seeds 42-51) are in
- * bench/README.md.
+ * figures pinned exactly. The full tables (all nodes, six workloads) are in bench/README.md,
+ * "Trace quality".
  */
 class TraceSimulatorTest {
   private static TraceSimulator sample;

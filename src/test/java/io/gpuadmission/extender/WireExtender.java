@@ -14,6 +14,8 @@ import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.NodeEligibility;
+import io.gpuadmission.placement.Nominations;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.TargetWorkload;
 import io.gpuadmission.placement.WorkloadLearner;
@@ -63,18 +65,23 @@ public final class WireExtender implements KubeSchedulerModel.Extender {
   /**
    * An extender over {@code nodes} with {@code policy}; FGD measures against the learned workload,
    * or against {@code given} when present (the simulator's reference run). With {@code wire}
-   * false, filter and prioritize call the decider directly (the trace simulator's own runs, which
-   * take the allocator's choice and need no JSON).
+   * false, filter and prioritize make the decider calls {@link ExtenderService} makes (the pod's
+   * eligibility, no nominations: the trace has no preemption), without the JSON codec, the gang
+   * gate (the trace has no gangs) and the preemptor (it never acts here): the trace simulator's own
+   * runs, which take the allocator's choice.
    */
   public WireExtender(GpuPolicy policy, List<Node> nodes, Optional<Supplier<TargetWorkload>> given, boolean wire) {
     this.policy = policy;
     this.wire = wire;
+    var byName = new HashMap<String, Node>();
     for (var node : nodes) {
       GpuCapacityMapper.map(node, policy.nodeLabels()).ifPresentOrElse(ledger::putNode, () -> ledger.putNodeWithoutGpus(node.getMetadata().getName()));
+      byName.put(node.getMetadata().getName(), node);
     }
     var policies = new PolicyStore();
     policies.replace(policy, PolicyStore.PolicySource.CONFIGMAP);
-    this.decider = new PlacementDecider(ledger, policies::current, given.orElse(learner));
+    // The Node objects as the node informer holds them (PlacementWiring): eligibility is judged on them.
+    this.decider = new PlacementDecider(ledger, policies::current, given.orElse(learner), name -> Optional.ofNullable(byName.get(name)));
     var gangs = new GangRegistry(policies::current);
     var gate = new GangGate(gangs, new GangPlanning(decider, ledger, List::of, gangs), policies::current, Duration.ofMinutes(1));
     this.service = Services.withoutPreemption(decider, gate, policies, ledger, learner);
@@ -88,7 +95,10 @@ public final class WireExtender implements KubeSchedulerModel.Extender {
   @Override
   public List<String> filter(KubeSchedulerModel.Pod pod, List<String> nodes) {
     if (!wire) {
-      return decider.filter(GpuAsk.of((Pod) pod.object(), policy), nodes).passed();
+      var object = (Pod) pod.object();
+      var ask = GpuAsk.of(object, policy);
+      learner.asked(object.getMetadata().getUid(), ask);
+      return decider.filter(ask, NodeEligibility.of(object, policy), nodes, Nominations.NONE, 0, object.getMetadata().getUid()).passed();
     }
     var passed = new ArrayList<String>();
     // Only what kube-scheduler acts on: NodeNames (and Error); the reasons are for people.
@@ -120,7 +130,7 @@ public final class WireExtender implements KubeSchedulerModel.Extender {
       var object = (Pod) pod.object();
       var ask = GpuAsk.of(object, policy);
       learner.asked(object.getMetadata().getUid(), ask);
-      decider.prioritize(ask, nodes).forEach(s -> scores.put(s.node(), s.score()));
+      decider.prioritize(ask, NodeEligibility.of(object, policy), nodes).forEach(s -> scores.put(s.node(), s.score()));
       return scores;
     }
     try (var parser = JSON.createParser(call(pod, nodes, false))) {
