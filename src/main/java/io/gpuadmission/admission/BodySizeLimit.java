@@ -12,12 +12,14 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
  * Refuses a body larger than {@code quarkus.http.limits.max-body-size} with 413 and a Kubernetes
- * Status saying why, before any of it is read, and closes the connection. kube-apiserver caps its
+ * Status saying why, before any of it is read, and closes the connection (HTTP/1.1) or resets the
+ * stream (HTTP/2). kube-apiserver caps its
  * own requests at 3 MiB, so anything larger is not from it. Quarkus enforces the same limit on
  * bodies sent without a Content-Length, while reading them (its 413 has no reason body).
  */
 @ApplicationScoped
 public class BodySizeLimit {
+  private static final long LINGER_MILLIS = 1000;
   private final long limit;
 
   public BodySizeLimit(@ConfigProperty(name = "quarkus.http.limits.max-body-size") MemorySize limit) {
@@ -63,8 +65,29 @@ public class BodySizeLimit {
       // One stream of a shared connection: answer it and reset it, leave the others running.
       response.end(Buffer.buffer(body)).onComplete(done -> response.reset());
     } else {
-      response.putHeader(HttpHeaders.CONNECTION, "close").end(Buffer.buffer(body))
-          .onComplete(done -> context.request().connection().close());
+      response.putHeader(HttpHeaders.CONNECTION, "close").end(Buffer.buffer(body)).onComplete(done -> lingeringClose(context));
+    }
+  }
+
+  /**
+   * Closes an HTTP/1.1 connection whose body was refused unread, as nginx's lingering close does: a
+   * socket closed with bytes still unread sends a reset, which can reach the client before the 413
+   * and lose it. So what the client is still sending is read and dropped until it stops, for at
+   * most a second, and only then is the connection closed.
+   */
+  private static void lingeringClose(RoutingContext context) {
+    var request = context.request();
+    var connection = request.connection();
+    var timer = context.vertx().setTimer(LINGER_MILLIS, fired -> connection.close());
+    try {
+      request.handler(dropped -> {}).endHandler(ended -> {
+        context.vertx().cancelTimer(timer);
+        connection.close();
+      });
+      request.resume();
+    } catch (IllegalStateException alreadyRead) {
+      context.vertx().cancelTimer(timer);
+      connection.close();
     }
   }
 }
