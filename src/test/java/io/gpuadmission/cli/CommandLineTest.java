@@ -7,7 +7,6 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -83,7 +82,7 @@ class CommandLineTest {
   void theExamplesOfDocsCliAreWhatTheCommandsPrint() throws Exception {
     var prompt = "$ kubectl gpu-admission ";
     var checked = 0;
-    for (var block : codeBlocks(Files.readString(Path.of("docs/cli.md")))) {
+    for (var block : io.gpuadmission.docs.DocPages.codeBlocks(Files.readString(Path.of("docs/cli.md")))) {
       var lines = block.lines().toList();
       var commands = lines.stream().filter(l -> l.startsWith("$ ")).toList();
       if (commands.isEmpty()) {
@@ -101,24 +100,6 @@ class CommandLineTest {
       checked++;
     }
     assertThat(checked).isEqualTo(2);
-  }
-
-  private static List<String> codeBlocks(String text) {
-    var blocks = new ArrayList<String>();
-    StringBuilder block = null;
-    for (var line : text.split("\n", -1)) {
-      if (line.startsWith("```")) {
-        if (block == null) {
-          block = new StringBuilder();
-        } else {
-          blocks.add(block.toString());
-          block = null;
-        }
-      } else if (block != null) {
-        block.append(line).append('\n');
-      }
-    }
-    return blocks;
   }
 
   @Test

@@ -14,7 +14,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /** The documentation pages a reader moves between: README.md, docs/*.md and bench/README.md. */
-final class DocPages {
+public final class DocPages {
   private static final Pattern HEADING = Pattern.compile("^#{1,6} +(.+?) *$");
   private static final Pattern FENCE = Pattern.compile("^ *```.*$");
 
@@ -55,7 +55,7 @@ final class DocPages {
   }
 
   /** The fenced code blocks of a text, in order, without their fences. */
-  static List<String> codeBlocks(String text) {
+  public static List<String> codeBlocks(String text) {
     var blocks = new ArrayList<String>();
     StringBuilder block = null;
     for (var line : text.split("\n", -1)) {
