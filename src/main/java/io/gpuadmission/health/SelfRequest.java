@@ -7,6 +7,8 @@ import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpMethod;
+import io.gpuadmission.tls.CertificateBundle;
+import io.vertx.core.net.PemKeyCertOptions;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
@@ -29,16 +31,23 @@ final class SelfRequest implements AutoCloseable {
   /**
    * Trusts any certificate: the request goes to 127.0.0.1, which the serving certificate
    * (cert-manager's, say) need not name; it proves nothing about trust, it only warms the path.
+   * {@code caller} (null: none) is the client certificate presented to the extender.
    */
-  SelfRequest(Vertx vertx, int port) {
-    this.client =
-        vertx.createHttpClient(
-            new HttpClientOptions()
-                .setSsl(true)
-                .setTrustAll(true)
-                .setVerifyHost(false)
-                .setConnectTimeout(2_000)
-                .setMaxPoolSize(1));
+  SelfRequest(Vertx vertx, int port, CertificateBundle caller) {
+    var options =
+        new HttpClientOptions()
+            .setSsl(true)
+            .setTrustAll(true)
+            .setVerifyHost(false)
+            .setConnectTimeout(2_000)
+            .setMaxPoolSize(1);
+    if (caller != null) {
+      options.setKeyCertOptions(
+          new PemKeyCertOptions()
+              .setCertValue(Buffer.buffer(caller.certificatePem()))
+              .setKeyValue(Buffer.buffer(caller.keyPem())));
+    }
+    this.client = vertx.createHttpClient(options);
     this.port = port;
   }
 

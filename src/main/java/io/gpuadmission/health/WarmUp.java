@@ -7,6 +7,7 @@ import io.gpuadmission.admission.ReviewCodec;
 import io.gpuadmission.admission.ValidationService;
 import io.gpuadmission.extender.ExtenderMetrics;
 import io.gpuadmission.extender.ExtenderWarmUp;
+import io.gpuadmission.tls.TrustedCallers;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.vertx.http.HttpsServerStart;
 import io.vertx.core.Vertx;
@@ -60,6 +61,7 @@ public class WarmUp {
   private final AdmissionMetrics metrics;
   private final ExtenderWarmUp extender;
   private final ExtenderMetrics extenderMetrics;
+  private final TrustedCallers callers;
   private final Vertx vertx;
   private final boolean training;
   private final Rounds production;
@@ -72,6 +74,7 @@ public class WarmUp {
       AdmissionMetrics metrics,
       ExtenderWarmUp extender,
       ExtenderMetrics extenderMetrics,
+      TrustedCallers callers,
       Vertx vertx,
       @ConfigProperty(name = "gpu-admission.warm-up.training", defaultValue = "false") boolean training,
       @ConfigProperty(name = "gpu-admission.warm-up.budget", defaultValue = "300ms") Duration budget) {
@@ -80,6 +83,7 @@ public class WarmUp {
     this.metrics = metrics;
     this.extender = extender;
     this.extenderMetrics = extenderMetrics;
+    this.callers = callers;
     this.vertx = vertx;
     this.training = training;
     this.production = new Rounds(200, budget, 1);
@@ -123,7 +127,10 @@ public class WarmUp {
       }
       var inProcessMs = (System.nanoTime() - began) / 1_000_000;
       var port = httpsPort(started);
-      try (var self = new SelfRequest(vertx, port)) {
+      // The extender takes kube-scheduler's certificate only: warm-up presents one of its own, from
+      // a CA that exists only in this process and is trusted only until warm-up ends.
+      var caller = callers.required() ? callers.warmUpCaller() : null;
+      try (var self = new SelfRequest(vertx, port, caller)) {
         for (int i = 0; i < rounds.https(); i++) {
           self.post("/mutate", mutate);
           self.post("/validate", validate);
@@ -140,6 +147,8 @@ public class WarmUp {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       detail = "warm-up interrupted";
+    } finally {
+      callers.endWarmUp();
     }
     metrics.startRecording();
     extenderMetrics.startRecording();

@@ -106,6 +106,38 @@ public final class CertificateIssuer {
     return new CertificateBundle(trustedCas, ca.caKey(), sign(builder, signer), keys.getPrivate());
   }
 
+  /**
+   * A client certificate for {@code commonName} (kube-scheduler's: {@code system:kube-scheduler})
+   * signed by {@code ca}'s signing CA, for TLS client authentication only; the result keeps {@code
+   * trustedCas} as its CA list.
+   */
+  public static CertificateBundle client(
+      CertificateBundle ca,
+      List<X509Certificate> trustedCas,
+      String commonName,
+      Instant now,
+      Duration validity)
+      throws GeneralSecurityException {
+    var keys = keyPair();
+    var issuer = X500Name.getInstance(ca.signingCa().getSubjectX500Principal().getEncoded());
+    var builder = builder(issuer, new X500Name("CN=" + commonName), keys, now, validity);
+    try {
+      var utils = new JcaX509ExtensionUtils();
+      builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
+      builder.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature));
+      builder.addExtension(
+          Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_clientAuth));
+      builder.addExtension(
+          Extension.authorityKeyIdentifier,
+          false,
+          utils.createAuthorityKeyIdentifier(ca.signingCa()));
+    } catch (CertIOException e) {
+      throw new GeneralSecurityException("could not build the client certificate", e);
+    }
+    var signer = new KeyPair(ca.signingCa().getPublicKey(), ca.caKey());
+    return new CertificateBundle(trustedCas, ca.caKey(), sign(builder, signer), keys.getPrivate());
+  }
+
   private static X509v3CertificateBuilder builder(
       X500Name issuer, X500Name subject, KeyPair keys, Instant now, Duration validity) {
     return new JcaX509v3CertificateBuilder(

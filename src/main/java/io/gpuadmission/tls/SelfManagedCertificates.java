@@ -34,6 +34,8 @@ public class SelfManagedCertificates {
   private final ClusterConnection cluster;
   private final WebhookNamespace namespace;
   private final ServedCertificate served;
+  private final TrustedCallers callers;
+  private final CallerAuthConfig callerConfig;
   private ScheduledExecutorService timer;
   private Counter failures;
   private volatile boolean installed;
@@ -44,7 +46,11 @@ public class SelfManagedCertificates {
       CertificateConfig config,
       ClusterConnection cluster,
       WebhookNamespace namespace,
-      ServedCertificate served) {
+      ServedCertificate served,
+      TrustedCallers callers,
+      CallerAuthConfig callerConfig) {
+    this.callers = callers;
+    this.callerConfig = callerConfig;
     this.config = config;
     this.cluster = cluster;
     this.namespace = namespace;
@@ -79,10 +85,12 @@ public class SelfManagedCertificates {
             config.webhookConfigurationName(),
             namespace.name(),
             config.serviceName());
+    var schedulerClient =
+        new SchedulerClientSecretStore(cluster.client(), namespace.name(), callerConfig, Clock.systemUTC());
     timer =
         Executors.newSingleThreadScheduledExecutor(
             r -> ServedCertificate.daemon(r, "certificate-sync"));
-    timer.execute(() -> syncAndReschedule(store, injector));
+    timer.execute(() -> syncAndReschedule(store, injector, schedulerClient));
   }
 
   void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
@@ -100,12 +108,28 @@ public class SelfManagedCertificates {
     return status;
   }
 
-  private void syncAndReschedule(CertificateSecretStore store, CaBundleInjector injector) {
+  /** Apart from the serving certificate: a failure here must not keep the webhook from being ready. */
+  private void syncSchedulerClient(SchedulerClientSecretStore schedulerClient, CertificateBundle serving) {
+    try {
+      schedulerClient.sync(serving);
+    } catch (GeneralSecurityException | RuntimeException e) {
+      failures.increment();
+      LOG.warnf("could not keep kube-scheduler's client certificate in Secret %s: %s", callerConfig.secretName(), e.getMessage());
+    }
+  }
+
+  private void syncAndReschedule(
+      CertificateSecretStore store, CaBundleInjector injector, SchedulerClientSecretStore schedulerClient) {
     var next = config.syncPeriod();
     try {
       var outcome = store.sync();
       caSwitch = store.caSwitch(outcome.bundle()).map(at -> (double) at.getEpochSecond()).orElse(Double.NaN);
       served.install(outcome.bundle());
+      if (callers.followsSecret()) {
+        // Every CA in ca.crt: during a CA change the next CA is trusted before it signs anything.
+        callers.trust(outcome.bundle().caCertificates());
+      }
+      syncSchedulerClient(schedulerClient, outcome.bundle());
       var injection = injector.inject(outcome.bundle().caPem());
       installed = true;
       var expires = outcome.bundle().certificate().getNotAfter().toInstant();
@@ -132,7 +156,7 @@ public class SelfManagedCertificates {
     }
     if (!timer.isShutdown()) {
       timer.schedule(
-          () -> syncAndReschedule(store, injector), next.toMillis(), TimeUnit.MILLISECONDS);
+          () -> syncAndReschedule(store, injector, schedulerClient), next.toMillis(), TimeUnit.MILLISECONDS);
     }
   }
 }
