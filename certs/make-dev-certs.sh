@@ -3,6 +3,9 @@
 #   ca.crt   the CA (put its base64 into the webhook configurations' caBundle)
 #   tls.crt  the serving certificate, SANs: localhost, 127.0.0.1 and the in-cluster Service names
 #   tls.key  its private key
+#   scheduler.crt, scheduler.key  a client certificate for kube-scheduler (CN system:kube-scheduler),
+#            signed by the same CA: the extender takes calls only from its holder
+#            (curl --cert certs/dev/scheduler.crt --key certs/dev/scheduler.key ...)
 # Usage: certs/make-dev-certs.sh [--if-missing] [--out DIR] [--namespace NS] [--service NAME]
 #   --if-missing  do nothing when DIR already holds a certificate that is still valid for a day
 set -euo pipefail
@@ -25,8 +28,9 @@ done
 
 command -v openssl >/dev/null || { echo "openssl is needed (apt-get install openssl)" >&2; exit 2; }
 
-if $if_missing && [[ -s "$out/tls.crt" && -s "$out/tls.key" && -s "$out/ca.crt" ]] \
-   && openssl x509 -checkend 86400 -noout -in "$out/tls.crt" >/dev/null 2>&1; then
+if $if_missing && [[ -s "$out/tls.crt" && -s "$out/tls.key" && -s "$out/ca.crt" && -s "$out/scheduler.crt" && -s "$out/scheduler.key" ]] \
+   && openssl x509 -checkend 86400 -noout -in "$out/tls.crt" >/dev/null 2>&1 \
+   && openssl x509 -checkend 86400 -noout -in "$out/scheduler.crt" >/dev/null 2>&1; then
   exit 0
 fi
 
@@ -52,9 +56,21 @@ openssl req -newkey rsa:2048 -nodes -sha256 -subj "/CN=${service}.${namespace}.s
 openssl x509 -req -sha256 -days 825 -in "$work/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" \
   -CAcreateserial -extfile "$work/ext.cnf" -out "$work/tls.crt" 2>/dev/null
 
+cat >"$work/client.cnf" <<EXT
+basicConstraints=CA:FALSE
+keyUsage=critical,digitalSignature
+extendedKeyUsage=clientAuth
+EXT
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -sha256 -subj "/CN=system:kube-scheduler" \
+  -keyout "$work/scheduler.key" -out "$work/scheduler.csr" 2>/dev/null
+openssl x509 -req -sha256 -days 825 -in "$work/scheduler.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" \
+  -CAcreateserial -extfile "$work/client.cnf" -out "$work/scheduler.crt" 2>/dev/null
+
 # Write the key last and atomically so that a server reloading certificates never sees a pair
 # that does not match.
 install -m 0644 "$work/ca.crt" "$out/ca.crt"
 install -m 0644 "$work/tls.crt" "$out/tls.crt.new" && mv "$out/tls.crt.new" "$out/tls.crt"
 install -m 0600 "$work/tls.key" "$out/tls.key.new" && mv "$out/tls.key.new" "$out/tls.key"
-echo "wrote $out/ca.crt, $out/tls.crt, $out/tls.key (SANs: localhost, 127.0.0.1, ${service}, ${service}.${namespace}, ${service}.${namespace}.svc)"
+install -m 0644 "$work/scheduler.crt" "$out/scheduler.crt"
+install -m 0600 "$work/scheduler.key" "$out/scheduler.key"
+echo "wrote $out/ca.crt, $out/tls.crt, $out/tls.key, $out/scheduler.crt, $out/scheduler.key (SANs: localhost, 127.0.0.1, ${service}, ${service}.${namespace}, ${service}.${namespace}.svc)"

@@ -1,5 +1,6 @@
 package io.gpuadmission.docs;
 
+import io.gpuadmission.support.SchedulerCaller;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -124,7 +125,7 @@ class DocExamplesTest {
     // they are what the ledger knows. Run in that order, as a reader does.
     post(example("extender-prioritize-nodes"));
     var example = example("extender-inspect");
-    var answer = JSON.readTree(given().relaxedHTTPSValidation().baseUri(base.toString()).get(example.path()).then().statusCode(200).extract().asString());
+    var answer = JSON.readTree(SchedulerCaller.given().baseUri(base.toString()).get(example.path()).then().statusCode(200).extract().asString());
 
     // What the page's python3 one-liner prints, one line per node. Other classes of this profile
     // may have taught the ledger further nodes: the lines shown must all be there, as shown.
@@ -156,8 +157,7 @@ class DocExamplesTest {
 
   private JsonNode post(Example example) throws Exception {
     var body =
-        given()
-            .relaxedHTTPSValidation()
+        SchedulerCaller.given()
             .baseUri(base.toString())
             .contentType(ContentType.JSON)
             .body(DocPages.text(Path.of(example.file())))

@@ -1,5 +1,6 @@
 package io.gpuadmission.extender;
 
+import io.gpuadmission.support.SchedulerCaller;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -63,7 +64,7 @@ class ExtenderEndpointTest {
   }
 
   private io.restassured.response.ValidatableResponse post(String path, String body) {
-    return given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(body).post(path).then();
+    return SchedulerCaller.given().baseUri(base.toString()).contentType(ContentType.JSON).body(body).post(path).then();
   }
 
   private static JsonNode json(String text) {
@@ -243,14 +244,14 @@ class ExtenderEndpointTest {
       assertThat(json(post("/extender/bind", args).statusCode(200).extract().asString()).path("Error").asText())
           .isEqualTo("no gpu-admission replica holds the placement Lease now (" + gate.identity() + "'s expired at " + expired
               + "); gpu-admission replica " + gate.identity() + " campaigns for it; retry");
-      var well = json(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/well").then().statusCode(503).extract().asString());
+      var well = json(SchedulerCaller.given().baseUri(base.toString()).get("/q/health/well").then().statusCode(503).extract().asString());
       var placement = well.path("checks").get(0);
       assertThat(placement.path("name").asText()).isEqualTo("placement");
       assertThat(placement.path("status").asText()).isEqualTo("DOWN");
       assertThat(placement.path("data").path("leader").asText()).isEmpty();
       assertThat(placement.path("data").path("leading").asBoolean()).isFalse();
       assertThat(placement.path("data").path("secondsWithoutLeader").asLong()).isNotNegative();
-      assertThat(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").asString())
+      assertThat(SchedulerCaller.given().baseUri(base.toString()).get("/q/metrics").asString())
           .contains("\ngpu_admission_placement_leader 0.0\n")
           .containsPattern("\ngpu_admission_placement_leaderless_seconds [0-9.E]+\n");
     } finally {
@@ -258,9 +259,9 @@ class ExtenderEndpointTest {
     }
 
     await().atMost(Duration.ofSeconds(15)).until(gate::leading);
-    var well = json(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/well").then().statusCode(200).extract().asString());
+    var well = json(SchedulerCaller.given().baseUri(base.toString()).get("/q/health/well").then().statusCode(200).extract().asString());
     assertThat(well.path("checks").get(0).path("data").path("leader").asText()).isEqualTo(gate.identity());
-    assertThat(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").asString())
+    assertThat(SchedulerCaller.given().baseUri(base.toString()).get("/q/metrics").asString())
         .contains("\ngpu_admission_placement_leader 1.0\n").contains("\ngpu_admission_placement_leaderless_seconds 0.0\n");
     assertThat(json(post("/extender/bind", args).statusCode(200).extract().asString())).isEqualTo(json("{\"Error\":\"\"}"));
     assertThat(client.bindings().inNamespace("default").withName("cgpu-lease-stall").get().getTarget().getName()).isEqualTo("cn-beijing.i-cgpu-v100-a");
@@ -335,15 +336,15 @@ class ExtenderEndpointTest {
     assertThat(json(post("/extender/filter", "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\",null]}")
             .statusCode(400).extract().asString()))
         .isEqualTo(json("{\"Error\":\"NodeNames[1] names no node\"}"));
-    assertThat(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").asString())
+    assertThat(SchedulerCaller.given().baseUri(base.toString()).get("/q/metrics").asString())
         .containsPattern("gpu_admission_extender_requests_total\\{outcome=\"malformed\",verb=\"filter\"} [1-9]")
         .containsPattern("gpu_admission_extender_requests_total\\{outcome=\"malformed\",verb=\"prioritize\"} [1-9]");
   }
 
   @Test
   void inspectShowsEachGpuWithItsPods() {
-    var node = given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect/" + CGPU_B).then().statusCode(200).extract().asString();
-    var all = given().relaxedHTTPSValidation().baseUri(base.toString()).get("/gpushare-scheduler/inspect").then().statusCode(200).extract().asString();
+    var node = SchedulerCaller.given().baseUri(base.toString()).get("/extender/inspect/" + CGPU_B).then().statusCode(200).extract().asString();
+    var all = SchedulerCaller.given().baseUri(base.toString()).get("/gpushare-scheduler/inspect").then().statusCode(200).extract().asString();
 
     assertThat(json(node)).isEqualTo(json(fixture("inspect-cgpu-v100-b.expected.json")));
     var names = new java.util.ArrayList<String>();
@@ -351,7 +352,7 @@ class ExtenderEndpointTest {
     assertThat(names)
         .containsExactly(
             "cn-beijing.i-2ze8o1a45qdv5q8a7luz", "cn-beijing.i-cgpu-v100-a", CGPU_B, "cn-beijing.i-topo-v100-a");
-    given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect/no-such-node").then().statusCode(404);
+    SchedulerCaller.given().baseUri(base.toString()).get("/extender/inspect/no-such-node").then().statusCode(404);
     // FGD's learned workload: the informer's pods (the four 12 GiB shares running on cgpu-v100-b
     // among them), whatever else the other tests asked about.
     var workload = json(all).path("fgdWorkload");
@@ -385,20 +386,20 @@ class ExtenderEndpointTest {
               .addToAnnotations("gpu-admission.io/gpu-allocated", "1,2").endMetadata().build());
 
       await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claim(uid).map(c -> c.gpus().equals(java.util.List.of(1, 2))).orElse(false));
-      var inspect = json(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect").then().statusCode(200).extract().asString());
+      var inspect = json(SchedulerCaller.given().baseUri(base.toString()).get("/extender/inspect").then().statusCode(200).extract().asString());
       assertThat(inspect.path("overridden")).isEqualTo(json(
           "[{\"namespace\":\"ml-team-a\",\"name\":\"bert-worker-0\",\"node\":\"" + topology + "\",\"asked\":[0,3],\"given\":[1,2]}]"));
-      var node = json(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect/" + topology).then().statusCode(200).extract().asString());
+      var node = json(SchedulerCaller.given().baseUri(base.toString()).get("/extender/inspect/" + topology).then().statusCode(200).extract().asString());
       assertThat(node.path("devs").findValues("pods")).extracting(pods -> pods.findValuesAsText("name"))
           .containsExactly(java.util.List.of(), java.util.List.of("bert-worker-0"), java.util.List.of("bert-worker-0"), java.util.List.of(),
               java.util.List.of(), java.util.List.of(), java.util.List.of(), java.util.List.of());
-      assertThat(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").asString())
+      assertThat(SchedulerCaller.given().baseUri(base.toString()).get("/q/metrics").asString())
           .contains("gpu_admission_gpu_choice_overridden_total{node=\"" + topology + "\"} 1.0");
     } finally {
       client.resource(pod).delete();
       await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claimsOn(topology).isEmpty());
     }
-    assertThat(json(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect").then().extract().asString())
+    assertThat(json(SchedulerCaller.given().baseUri(base.toString()).get("/extender/inspect").then().extract().asString())
         .path("overridden")).isEmpty();
   }
 
@@ -449,7 +450,7 @@ class ExtenderEndpointTest {
       var indices = java.util.stream.Stream.of(master, worker)
           .map(p -> client.resource(p).get().getMetadata().getAnnotations().get("gpu-admission.io/gpu-indices")).toList();
       assertThat(indices).containsExactly("0", "1");
-      var inspect = json(given().relaxedHTTPSValidation().baseUri(base.toString()).get("/extender/inspect").then().statusCode(200).extract().asString());
+      var inspect = json(SchedulerCaller.given().baseUri(base.toString()).get("/extender/inspect").then().statusCode(200).extract().asString());
       var gang = inspect.path("gangs").get(0);
       assertThat(gang.path("namespace").asText() + "/" + gang.path("job").asText()).isEqualTo("ml-gang/pytorch-dist-nccl");
       assertThat(gang.path("members").get(1).path("planned").asText()).isEqualTo("cn-beijing.i-topo-v100-a GPU 1");

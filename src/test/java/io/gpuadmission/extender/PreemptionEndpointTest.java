@@ -1,5 +1,6 @@
 package io.gpuadmission.extender;
 
+import io.gpuadmission.support.SchedulerCaller;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -212,12 +213,12 @@ class PreemptionEndpointTest {
 
   @Test
   void malformedPreemptionArgsGet400WithAReason() {
-    var answer = given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON)
+    var answer = SchedulerCaller.given().baseUri(base.toString()).contentType(ContentType.JSON)
         .body("{\"NodeNameToMetaVictims\":{}}").post("/extender/preempt").then().statusCode(400).extract().asString();
     assertThat(json(answer)).isEqualTo(json(
         "{\"Error\":\"ExtenderPreemptionArgs without a Pod (expected {\\\"Pod\\\": {...}, \\\"NodeNameToMetaVictims\\\": {...}})\"}"));
     var noUid = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNameToMetaVictims\":{\"share-a\":{\"Pods\":[{}]}}}";
-    answer = given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON)
+    answer = SchedulerCaller.given().baseUri(base.toString()).contentType(ContentType.JSON)
         .body(noUid).post("/extender/preempt").then().statusCode(400).extract().asString();
     assertThat(json(answer)).isEqualTo(json("{\"Error\":\"victim 0 on node \\\"share-a\\\" has no UID\"}"));
   }
@@ -284,7 +285,7 @@ class PreemptionEndpointTest {
   }
 
   private String post(String path, String body) {
-    return given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(body).post(path)
+    return SchedulerCaller.given().baseUri(base.toString()).contentType(ContentType.JSON).body(body).post(path)
         .then().statusCode(200).extract().asString();
   }
 

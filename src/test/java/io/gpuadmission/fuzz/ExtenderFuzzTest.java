@@ -1,5 +1,6 @@
 package io.gpuadmission.fuzz;
 
+import io.gpuadmission.support.SchedulerCaller;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gpuadmission.cluster.ClusterFixtures;
@@ -53,7 +54,7 @@ class ExtenderFuzzTest {
   void everyExtenderBodyGetsAWellFormedAnswerOrAReason() throws Exception {
     var corpus = ExtenderCorpus.load();
     var fuzzer = new JsonFuzzer(SEED);
-    var client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).sslContext(io.gpuadmission.support.TrustAnything.context())
+    var client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).sslContext(SchedulerCaller.context())
         .connectTimeout(HANG).build();
     var failures = new TreeMap<String, String>();
     var outcomes = new TreeMap<String, Integer>();
@@ -89,7 +90,7 @@ class ExtenderFuzzTest {
   @Test
   void bodiesOverTheLimitGet413WithAReasonOnEveryExtenderPath() throws Exception {
     // A connection per request: the server closes each one after its 413.
-    var client = vertx.createHttpClient(new HttpClientOptions().setSsl(true).setTrustAll(true).setVerifyHost(false)
+    var client = vertx.createHttpClient(new HttpClientOptions().setSsl(true).setTrustAll(true).setVerifyHost(false).setKeyCertOptions(SchedulerCaller.vertxKeyCert())
         .setKeepAlive(false).setDefaultHost(base.getHost()).setDefaultPort(base.getPort()));
     try {
       for (var path : List.of("/extender/filter", "/extender/prioritize", "/extender/bind", "/gpushare-scheduler/filter",

@@ -1,5 +1,6 @@
 package io.gpuadmission.manifests;
 
+import io.gpuadmission.support.SchedulerCaller;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -121,7 +122,7 @@ class LeastPrivilegeTest {
     var pod = test.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("extender/pod-cgpu-test.yaml")), Pod.class)).create();
     await().atMost(Duration.ofSeconds(10)).until(() -> ledger.view("cn-beijing.i-cgpu-v100-a").isPresent());
     var args = Map.of("PodName", "cgpu-test", "PodNamespace", "default", "PodUID", pod.getMetadata().getUid(), "Node", "cn-beijing.i-cgpu-v100-a");
-    given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(KubernetesJson.mapper().writeValueAsString(args))
+    SchedulerCaller.given().baseUri(base.toString()).contentType(ContentType.JSON).body(KubernetesJson.mapper().writeValueAsString(args))
         .post("/extender/bind").then().statusCode(200).body("Error", org.hamcrest.Matchers.equalTo(""));
 
     // Preemption on the GPUs: a low-priority pod holds 8 of the M40's 11 GiB, a high-priority pod
@@ -130,7 +131,7 @@ class LeastPrivilegeTest {
     var high = test.resource(preemptionPod("high-m40", 1000, 6, null)).create();
     await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claim(low.getMetadata().getUid()).isPresent());
     var filterArgs = "{\"Pod\":" + KubernetesJson.mapper().writeValueAsString(high) + ",\"NodeNames\":[\"cn-beijing.i-2ze8o1a45qdv5q8a7luz\"]}";
-    given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(filterArgs)
+    SchedulerCaller.given().baseUri(base.toString()).contentType(ContentType.JSON).body(filterArgs)
         .post("/extender/filter").then().statusCode(200).body("NodeNames", org.hamcrest.Matchers.empty());
     await().atMost(Duration.ofSeconds(15)).until(() -> test.pods().inNamespace("default").withName("low-m40").get() == null
         && "cn-beijing.i-2ze8o1a45qdv5q8a7luz".equals(test.pods().inNamespace("default").withName("high-m40").get().getStatus().getNominatedNodeName()));

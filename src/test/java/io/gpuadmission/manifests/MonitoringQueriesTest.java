@@ -1,5 +1,6 @@
 package io.gpuadmission.manifests;
 
+import io.gpuadmission.support.SchedulerCaller;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -196,16 +197,14 @@ class MonitoringQueriesTest {
   /** Names on /q/metrics after one review once warm-up is over (request meters start then). */
   private Set<String> exposedMetricNames() {
     io.gpuadmission.support.WebhookCalls.awaitReady(base);
-    given()
-        .relaxedHTTPSValidation()
+    SchedulerCaller.given()
         .baseUri(base.toString())
         .contentType(ContentType.JSON)
         .body(Fixtures.text(Fixtures.path("reviews/pod-topology-worker.json")))
         .post("/mutate")
         .then()
         .statusCode(200);
-    given()
-        .relaxedHTTPSValidation()
+    SchedulerCaller.given()
         .baseUri(base.toString())
         .contentType(ContentType.JSON)
         .body(Fixtures.text(Fixtures.path("extender/filter-args-node-names.json")))
@@ -214,11 +213,10 @@ class MonitoringQueriesTest {
         .statusCode(200);
     org.awaitility.Awaitility.await()
         .atMost(java.time.Duration.ofSeconds(60))
-        .until(() -> given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").asString()
+        .until(() -> SchedulerCaller.given().baseUri(base.toString()).get("/q/metrics").asString()
             .contains("gpu_admission_pool_gpu_memory_fragmented_bytes{"));
     var text =
-        given()
-            .relaxedHTTPSValidation()
+        SchedulerCaller.given()
             .baseUri(base.toString())
             .get("/q/metrics")
             .then()
