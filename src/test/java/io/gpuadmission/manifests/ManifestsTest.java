@@ -151,6 +151,9 @@ class ManifestsTest {
         .containsExactlyInAnyOrderElementsOf(ExtenderVerbs.served());
     assertThat(extender.path("nodeCacheCapable").asBoolean()).isTrue();
     assertThat(extender.path("enableHTTPS").asBoolean()).isTrue();
+    // The extender answers only kube-scheduler's client certificate (docs/install.md says where it comes from).
+    assertThat(extender.path("tlsConfig").path("certFile").asText()).isEqualTo("/etc/kubernetes/gpu-admission/scheduler.crt");
+    assertThat(extender.path("tlsConfig").path("keyFile").asText()).isEqualTo("/etc/kubernetes/gpu-admission/scheduler.key");
     assertThat(extender.path("managedResources").findValuesAsText("name")).containsExactly("aliyun.com/gpu-mem", "aliyun.com/gpu", "nvidia.com/gpu");
     assertThat(service.getSpec().getType()).isEqualTo("NodePort");
     // Only the Lease holder's pod: binds reach the leader on the first attempt.

@@ -100,6 +100,47 @@ class SchedulerOverlayTest {
         .anyMatch(m -> configMount.equals(m.getMountPath() + "/config.yaml"));
   }
 
+  /**
+   * The extender takes calls only from kube-scheduler's client certificate: the scheduler presents
+   * the one in Secret gpu-scheduler-client, which the service issues (self-managed: its RBAC lets it
+   * write that Secret) or cert-manager issues (from the CA that signs the serving certificate, named
+   * as the service expects its caller).
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"manifests/scheduler", "combined"})
+  void schedulerPresentsTheClientCertificateTheServiceAccepts(String dir) throws Exception {
+    var objects = Overlays.renderObjects("combined".equals(dir) ? Overlays.combined() : dir);
+    var tls = schedulerConfiguration(objects).path("extenders").get(0).path("tlsConfig");
+    var pod = ((Deployment) find(objects, "Deployment", "gpu-admission", "gpu-scheduler")).getSpec().getTemplate().getSpec();
+    var secretName = io.gpuadmission.tls.CallerAuthConfig.class.getMethod("secretName").getAnnotation(io.smallrye.config.WithDefault.class).value();
+    var mounted = new java.util.ArrayList<String>();
+    for (var mount : pod.getContainers().get(0).getVolumeMounts()) {
+      var volume = pod.getVolumes().stream().filter(v -> v.getName().equals(mount.getName())).findFirst().orElseThrow();
+      if (volume.getSecret() != null && volume.getSecret().getSecretName().equals(secretName)) {
+        volume.getSecret().getItems().forEach(i -> mounted.add(i.getKey() + " -> " + mount.getMountPath() + "/" + i.getPath()));
+      }
+    }
+    assertThat(mounted).containsExactly("tls.crt -> " + tls.path("certFile").asText(), "tls.key -> " + tls.path("keyFile").asText());
+
+    var caller = io.gpuadmission.tls.CallerAuthConfig.class.getMethod("names").getAnnotation(io.smallrye.config.WithDefault.class).value();
+    if ("combined".equals(dir)) {
+      var certificates = objects.stream().filter(o -> o.getKind().equals("Certificate")).map(o -> (io.fabric8.kubernetes.api.model.GenericKubernetesResource) o).toList();
+      var client = certificates.stream().filter(c -> c.getMetadata().getName().equals(secretName)).findFirst().orElseThrow();
+      var serving = certificates.stream().filter(c -> c.getMetadata().getName().equals("gpu-admission-tls")).findFirst().orElseThrow();
+      var spec = new com.fasterxml.jackson.databind.ObjectMapper().valueToTree(client.getAdditionalProperties().get("spec"));
+      assertThat(spec.path("secretName").asText()).isEqualTo(secretName);
+      assertThat(spec.path("commonName").asText()).isEqualTo(caller);
+      var usages = new java.util.ArrayList<String>();
+      spec.path("usages").forEach(u -> usages.add(u.asText()));
+      assertThat(usages).containsExactlyInAnyOrder("client auth", "digital signature");
+      assertThat(spec.path("issuerRef"))
+          .isEqualTo(new com.fasterxml.jackson.databind.ObjectMapper().valueToTree(serving.getAdditionalProperties().get("spec")).path("issuerRef"));
+    } else {
+      var role = (Role) find(objects, "Role", "gpu-admission", "gpu-admission-certificates");
+      assertThat(role.getRules()).anyMatch(r -> r.getResourceNames().contains(secretName) && r.getVerbs().containsAll(List.of("get", "update")));
+    }
+  }
+
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"manifests/scheduler", "combined"})
   void policySendsGpuPodsToTheSchedulerProfile(String dir) throws Exception {

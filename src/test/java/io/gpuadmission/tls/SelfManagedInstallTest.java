@@ -123,4 +123,67 @@ class SelfManagedInstallTest {
                 TlsClients.handshake(trusting, base.getPort(), "TLSv1.3")
                     .equals(renewed.certificate()));
   }
+
+  /**
+   * The service issues kube-scheduler's client certificate into Secret gpu-scheduler-client, and
+   * the extender answers it (and nothing else). Through a CA change another replica writes, the
+   * certificate a running scheduler holds keeps working while the reissued one works too; once the
+   * old CA leaves the Secret, its certificate is refused.
+   */
+  @Test
+  void issuesKubeSchedulersClientCertificateAndKeepsItWorkingThroughACaChange() throws Exception {
+    io.gpuadmission.support.WebhookCalls.awaitReady(base);
+    await().atMost(Duration.ofSeconds(20)).until(() -> client.secrets().inNamespace(NAMESPACE).withName("gpu-scheduler-client").get() != null);
+    var held = schedulerClient();
+    assertThat(status(held)).isEqualTo(200);
+    assertThat(status(io.gpuadmission.support.SchedulerCaller.context())).as("the dev CA is not trusted here").isEqualTo(401);
+    assertThat(status(TlsClients.trustingAnything())).isEqualTo(401);
+
+    // Another replica moves the serving certificate to a new CA; the old one stays trusted.
+    var secret = client.secrets().inNamespace(NAMESPACE).withName("gpu-admission-tls").get();
+    var old = CertificateBundle.fromSecretData(secret.getData());
+    var next = CertificateIssuer.newCa("gpu-admission-ca", Instant.now(), Duration.ofDays(1825));
+    var names = List.of("gpu-admission.gpu-admission.svc", "gpu-admission", "gpu-admission.gpu-admission",
+        "gpu-admission.gpu-admission.svc.cluster.local", "127.0.0.1");
+    var switched = CertificateIssuer.serving(next, List.of(next.signingCa(), old.signingCa()), names, Instant.now(), Duration.ofDays(365));
+    client.secrets().inNamespace(NAMESPACE).resource(new SecretBuilder(secret).withData(switched.toSecretData()).build()).update();
+    await().atMost(Duration.ofSeconds(20)).until(() -> !schedulerClientCertificate().equals(heldCertificate(held)));
+    var reissued = schedulerClient();
+    assertThat(status(held)).as("the running scheduler's certificate").isEqualTo(200);
+    assertThat(status(reissued)).as("the reissued certificate").isEqualTo(200);
+
+    // The old CA leaves the trusted CAs: its certificate is refused from the next sync on.
+    var latest = client.secrets().inNamespace(NAMESPACE).withName("gpu-admission-tls").get();
+    var withoutOld = new CertificateBundle(List.of(next.signingCa()), next.caKey(), switched.certificate(), switched.key());
+    client.secrets().inNamespace(NAMESPACE).resource(new SecretBuilder(latest).withData(withoutOld.toSecretData()).build()).update();
+    await().atMost(Duration.ofSeconds(20)).until(() -> status(held) == 401);
+    assertThat(status(reissued)).isEqualTo(200);
+  }
+
+  private java.security.cert.X509Certificate heldCertificate(javax.net.ssl.SSLContext context) {
+    return heldCertificates.get(context);
+  }
+
+  private final Map<javax.net.ssl.SSLContext, java.security.cert.X509Certificate> heldCertificates = new java.util.HashMap<>();
+
+  /** A TLS client presenting the certificate now in Secret gpu-scheduler-client. */
+  private javax.net.ssl.SSLContext schedulerClient() throws Exception {
+    var data = client.secrets().inNamespace(NAMESPACE).withName("gpu-scheduler-client").get().getData();
+    var certificate = Pem.readCertificates(decode(data.get("tls.crt")));
+    var context = io.gpuadmission.support.SchedulerCaller.context(certificate, Pem.readPrivateKey(decode(data.get("tls.key"))));
+    heldCertificates.put(context, certificate.get(0));
+    return context;
+  }
+
+  private java.security.cert.X509Certificate schedulerClientCertificate() throws Exception {
+    return Pem.readCertificates(decode(client.secrets().inNamespace(NAMESPACE).withName("gpu-scheduler-client").get().getData().get("tls.crt"))).get(0);
+  }
+
+  private int status(javax.net.ssl.SSLContext context) {
+    return io.gpuadmission.support.SchedulerCaller.given(context).baseUri(base.toString()).get("/extender/inspect").statusCode();
+  }
+
+  private static String decode(String base64) {
+    return new String(Base64.getDecoder().decode(base64), StandardCharsets.US_ASCII);
+  }
 }
