@@ -117,12 +117,15 @@ class LeastPrivilegeTest {
   private void exerciseEveryCallPath(KubernetesClient test) throws Exception {
     WebhookCalls.awaitReady(base);
     await().atMost(Duration.ofSeconds(30)).until(gate::leading);
+    // kube-scheduler's client certificate, as the service issued it (self-managed, like this install).
+    await().atMost(Duration.ofSeconds(30)).until(() -> test.secrets().inNamespace(NAMESPACE).withName("gpu-scheduler-client").get() != null);
+    var scheduler = SchedulerCaller.fromSecret(test.secrets().inNamespace(NAMESPACE).withName("gpu-scheduler-client").get());
 
     // A bind: read the pod, write the GPU annotations, create the Binding.
     var pod = test.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("extender/pod-cgpu-test.yaml")), Pod.class)).create();
     await().atMost(Duration.ofSeconds(10)).until(() -> ledger.view("cn-beijing.i-cgpu-v100-a").isPresent());
     var args = Map.of("PodName", "cgpu-test", "PodNamespace", "default", "PodUID", pod.getMetadata().getUid(), "Node", "cn-beijing.i-cgpu-v100-a");
-    SchedulerCaller.given().baseUri(base.toString()).contentType(ContentType.JSON).body(KubernetesJson.mapper().writeValueAsString(args))
+    SchedulerCaller.given(scheduler).baseUri(base.toString()).contentType(ContentType.JSON).body(KubernetesJson.mapper().writeValueAsString(args))
         .post("/extender/bind").then().statusCode(200).body("Error", org.hamcrest.Matchers.equalTo(""));
 
     // Preemption on the GPUs: a low-priority pod holds 8 of the M40's 11 GiB, a high-priority pod
@@ -131,7 +134,7 @@ class LeastPrivilegeTest {
     var high = test.resource(preemptionPod("high-m40", 1000, 6, null)).create();
     await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claim(low.getMetadata().getUid()).isPresent());
     var filterArgs = "{\"Pod\":" + KubernetesJson.mapper().writeValueAsString(high) + ",\"NodeNames\":[\"cn-beijing.i-2ze8o1a45qdv5q8a7luz\"]}";
-    SchedulerCaller.given().baseUri(base.toString()).contentType(ContentType.JSON).body(filterArgs)
+    SchedulerCaller.given(scheduler).baseUri(base.toString()).contentType(ContentType.JSON).body(filterArgs)
         .post("/extender/filter").then().statusCode(200).body("NodeNames", org.hamcrest.Matchers.empty());
     await().atMost(Duration.ofSeconds(15)).until(() -> test.pods().inNamespace("default").withName("low-m40").get() == null
         && "cn-beijing.i-2ze8o1a45qdv5q8a7luz".equals(test.pods().inNamespace("default").withName("high-m40").get().getStatus().getNominatedNodeName()));

@@ -280,7 +280,11 @@ class ManifestsTest {
     var role = (Role) find(objects, "Role", "gpu-admission", "gpu-admission-certificates");
     assertThat(role.getRules())
         .extracting(r -> r.getResources() + " " + r.getResourceNames() + " " + r.getVerbs())
-        .containsExactly("[secrets] [" + secret + "] [get, update]", "[secrets] [] [create]");
+        // The serving certificate's Secret and kube-scheduler's client certificate's.
+        .containsExactly(
+            "[secrets] [" + secret + ", " + io.gpuadmission.tls.CallerAuthConfig.class.getMethod("secretName")
+                .getAnnotation(io.smallrye.config.WithDefault.class).value() + "] [get, update]",
+            "[secrets] [] [create]");
     var clusterRole =
         (ClusterRole) find(objects, "ClusterRole", null, "gpu-admission-certificates");
     assertThat(clusterRole.getRules())

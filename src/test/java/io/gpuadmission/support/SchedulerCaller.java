@@ -73,6 +73,20 @@ public final class SchedulerCaller {
     }
   }
 
+  /** TLS presenting the certificate and key of a kubernetes.io/tls Secret (gpu-scheduler-client). */
+  public static SSLContext fromSecret(io.fabric8.kubernetes.api.model.Secret secret) {
+    try {
+      var data = secret.getData();
+      return context(Pem.readCertificates(decoded(data.get("tls.crt"))), Pem.readPrivateKey(decoded(data.get("tls.key"))));
+    } catch (GeneralSecurityException e) {
+      throw new IllegalStateException("Secret " + secret.getMetadata().getName() + " holds no usable certificate", e);
+    }
+  }
+
+  private static String decoded(String base64) {
+    return new String(java.util.Base64.getDecoder().decode(base64), java.nio.charset.StandardCharsets.US_ASCII);
+  }
+
   /** The dev scheduler certificate for a Vert.x client. */
   public static PemKeyCertOptions vertxKeyCert() {
     return new PemKeyCertOptions().setCertPath(CERT.toString()).setKeyPath(KEY.toString());
