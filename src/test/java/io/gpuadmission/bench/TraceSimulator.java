@@ -74,10 +74,13 @@ import java.util.function.Supplier;
  * each seed's arrival order instead of running, for a replay through a real kube-scheduler;
  * {@code --placements DIR} writes where each pod went ({@code DIR/<seed>.txt}, one node a line in
  * arrival order, empty when skipped; service setup), so that two ways of choosing can be compared
- * pod by pod.
+ * pod by pod. {@code --replay FILE} takes the arrival order from a live sample's {@code
+ * replay.csv} (the seed then drives only kube-scheduler's random pick), and {@code
+ * --memory-requests off --max-pods 256} make the pods (CPU request only) and nodes of that replay
+ * ({@link Options#liveReplay}).
  *
  * <p>Usage: {@code TraceSimulator --nodes FILE --pods FILE --policy
- * binpack|spread|fgd|gpushare|best-fit|random [--setup service|paper] [--through
+ * binpack|spread|fgd|fgd-cpu|gpushare|best-fit|random [--setup service|paper] [--through
  * simulator|kube-scheduler] [--workload learned|oracle] [--tasks all|shares] [--scheduler-config
  * FILE] [--extender-weight N] [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3]
  * [--placements DIR]}
@@ -565,7 +568,7 @@ public final class TraceSimulator {
     return switch (name) {
       case "best-fit" -> new HeuristicPolicy(HeuristicPolicy.Kind.BEST_FIT, whole);
       case "random" -> new RandomPolicy(new Random(seed * 31 + 7), whole);
-      default -> throw new IllegalArgumentException("unknown policy " + name + " (binpack, spread, fgd, gpushare, best-fit, random)");
+      default -> throw new IllegalArgumentException("unknown policy " + name + " (binpack, spread, fgd, fgd-cpu, gpushare, best-fit, random)");
     };
   }
 
