@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Replays the Alibaba GPU trace (FGD paper, ATC '23) against one placement policy.
-#   bench/simulate-trace.sh --nodes FILE --pods FILE --policy binpack|spread|fgd|gpushare|best-fit|random
+#   bench/simulate-trace.sh --nodes FILE --pods FILE --policy binpack|spread|fgd|fgd-cpu|gpushare|best-fit|random
 #     [--setup service|paper] [--through simulator|kube-scheduler] [--workload learned|oracle]
 #     [--tasks all|shares] [--cpu-pods off-gpu-nodes|kube-scheduler] [--scheduler-config FILE]
 #     [--extender-weight N] [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3]
-#     [--placements DIR]
+#     [--placements DIR] [--replay FILE] [--memory-requests on|off] [--max-pods 110]
+# --replay takes the arrival order from a live sample's replay.csv (the seed then drives only
+# kube-scheduler's random pick); --memory-requests off --max-pods 256 are that replay's pods and nodes.
 # (TraceSimulator's comment says what each means.) Prints one line per seed and a last line:
 # mean_allocation_ratio=0.xxxx policy=... pods=FILE
 # The data: ../shared/data/alibaba-gpu-v2023/ (research use only; never shipped in the jar).

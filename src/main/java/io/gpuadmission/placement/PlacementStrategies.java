@@ -92,7 +92,7 @@ final class PlacementStrategies {
     return switch (policy.allocator().memoryShare()) {
       case BINPACK -> binpack;
       case SPREAD -> spread;
-      case FGD -> fgd();
+      case FGD, FGD_CPU -> fgd();
     };
   }
 
@@ -163,7 +163,8 @@ final class PlacementStrategies {
     var target = target();
     var current = fgd;
     if (current == null || current.target() != target) {
-      current = new Fgd(target, target.isEmpty() ? binpack : new FgdPolicy(target.distribution(), whole));
+      var cpuAware = policy.allocator().memoryShare() == AllocatorPolicy.MemoryShareStrategy.FGD_CPU;
+      current = new Fgd(target, target.isEmpty() ? binpack : new FgdPolicy(target.distribution(), whole, cpuAware));
       fgd = current;
     }
     return current.policy();

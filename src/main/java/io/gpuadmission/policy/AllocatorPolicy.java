@@ -32,6 +32,9 @@ public record AllocatorPolicy(
     @JsonProperty("spread")
     SPREAD,
     @JsonProperty("fgd")
-    FGD
+    FGD,
+    /** FGD plus the GPU a node's CPU strands (allocator's {@code FgdPolicy}, CPU-aware). */
+    @JsonProperty("fgd-cpu")
+    FGD_CPU
   }
 }

@@ -83,6 +83,38 @@ class PlacementPolicyTest {
   }
 
   @Test
+  void cpuAwareFgdSendsCpuHeavySharesToCpuRichNodesAndCpuLightOnesToCpuPoorNodes() {
+    // The workload asks 4 cores per half GPU (8 milli-CPU per unit). Node a's 20 cores serve 2,500
+    // of its 3,500 free units: 1,000 are stranded already. Node b has CPU for all of its GPUs.
+    var workload = TaskDistribution.of(List.of(Task.share(4000, 500)));
+    var nodes = List.of(node("a", 20000, 20000, 500, 1000, 1000, 1000), node("b", 64000, 64000, 1000, 1000, 1000, 1000));
+    var heavy = Task.share(8000, 500);
+    var light = Task.share(1000, 500);
+    var paper = new FgdPolicy(workload, whole);
+    var cpuAware = new FgdPolicy(workload, whole, true);
+
+    // FGD sees the next task fit either node after either share (no fragment): it packs onto a.
+    assertThat(paper.place(nodes, heavy)).contains(new Placement(0, new int[] {0}));
+    assertThat(paper.place(nodes, light)).contains(new Placement(0, new int[] {0}));
+    // The heavy share would strand 500 more units on a (1,500 served by 12 cores, 3,000 free).
+    assertThat(cpuAware.place(nodes, heavy)).contains(new Placement(1, new int[] {0}));
+    // The light one strands 375 fewer there (2,375 served by 19 cores, 3,000 free): a, GPU 0.
+    assertThat(cpuAware.place(nodes, light)).contains(new Placement(0, new int[] {0}));
+    assertThat(FgdPolicy.stranded(3000, 12000, cpuAware.cpuPerGpuUnit(GPU))).isEqualTo(1500.0);
+  }
+
+  @Test
+  void cpuAwareFgdIsFgdWhereCpuIsNotCounted() {
+    var workload = TaskDistribution.of(List.of(Task.share(4000, 500)));
+    var nodes =
+        List.of(
+            NodeGpus.withoutCpu("a", List.of(new GpuDevice(0, "V100M16", GPU, 500, true), new GpuDevice(1, "V100M16", GPU, 0, true)), Optional.empty()),
+            NodeGpus.withoutCpu("b", List.of(new GpuDevice(0, "V100M16", GPU, 0, true), new GpuDevice(1, "V100M16", GPU, 0, true)), Optional.empty()));
+
+    assertThat(new FgdPolicy(workload, whole, true).place(nodes, Task.share(8000, 500))).contains(new Placement(0, new int[] {0}));
+  }
+
+  @Test
   void fgdPacksWhenGrowthDiffersByLessThanAStepOfAGpu() {
     // 2 % of tasks want 950: putting 10 on node a (955 free) strands 945 for them, an expected
     // growth of 18.9, under one step (40). Exact growth would pick b; within a step, packing picks a.

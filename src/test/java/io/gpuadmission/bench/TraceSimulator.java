@@ -74,10 +74,13 @@ import java.util.function.Supplier;
  * each seed's arrival order instead of running, for a replay through a real kube-scheduler;
  * {@code --placements DIR} writes where each pod went ({@code DIR/<seed>.txt}, one node a line in
  * arrival order, empty when skipped; service setup), so that two ways of choosing can be compared
- * pod by pod.
+ * pod by pod. {@code --replay FILE} takes the arrival order from a live sample's {@code
+ * replay.csv} (the seed then drives only kube-scheduler's random pick), and {@code
+ * --memory-requests off --max-pods 256} make the pods (CPU request only) and nodes of that replay
+ * ({@link Options#liveReplay}).
  *
  * <p>Usage: {@code TraceSimulator --nodes FILE --pods FILE --policy
- * binpack|spread|fgd|gpushare|best-fit|random [--setup service|paper] [--through
+ * binpack|spread|fgd|fgd-cpu|gpushare|best-fit|random [--setup service|paper] [--through
  * simulator|kube-scheduler] [--workload learned|oracle] [--tasks all|shares] [--scheduler-config
  * FILE] [--extender-weight N] [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3]
  * [--placements DIR]}
@@ -116,25 +119,48 @@ public final class TraceSimulator {
 
   /** How a run is set up (see the class comment). */
   public record Options(
-      String policy, String setup, String through, String workload, String tasks, String cpuPods, SchedulerConfiguration scheduler) {
+      String policy,
+      String setup,
+      String through,
+      String workload,
+      String tasks,
+      String cpuPods,
+      String memoryRequests,
+      long maxPods,
+      SchedulerConfiguration scheduler) {
     public static Options service(String policy, String through, SchedulerConfiguration scheduler) {
-      return new Options(policy, "service", through, "learned", "all", "off-gpu-nodes", scheduler);
+      return new Options(policy, "service", through, "learned", "all", "off-gpu-nodes", "on", MAX_PODS, scheduler);
+    }
+
+    /**
+     * What {@code ../shared/data/live-sample-*} replayed through a real kube-scheduler: pods with a
+     * CPU request and no memory request, nodes that take 256 pods, share tasks only.
+     */
+    public static Options liveReplay(String policy, String through, SchedulerConfiguration scheduler) {
+      return service(policy, through, scheduler).with("memory-requests", "off").with("max-pods", "256");
     }
 
     public Options with(String key, String value) {
       return switch (key) {
-        case "policy" -> new Options(value, setup, through, workload, tasks, cpuPods, scheduler);
-        case "setup" -> new Options(policy, value, through, workload, tasks, cpuPods, scheduler);
-        case "through" -> new Options(policy, setup, value, workload, tasks, cpuPods, scheduler);
-        case "workload" -> new Options(policy, setup, through, value, tasks, cpuPods, scheduler);
-        case "tasks" -> new Options(policy, setup, through, workload, value, cpuPods, scheduler);
-        case "cpu-pods" -> new Options(policy, setup, through, workload, tasks, value, scheduler);
+        case "policy" -> new Options(value, setup, through, workload, tasks, cpuPods, memoryRequests, maxPods, scheduler);
+        case "setup" -> new Options(policy, value, through, workload, tasks, cpuPods, memoryRequests, maxPods, scheduler);
+        case "through" -> new Options(policy, setup, value, workload, tasks, cpuPods, memoryRequests, maxPods, scheduler);
+        case "workload" -> new Options(policy, setup, through, value, tasks, cpuPods, memoryRequests, maxPods, scheduler);
+        case "tasks" -> new Options(policy, setup, through, workload, value, cpuPods, memoryRequests, maxPods, scheduler);
+        case "cpu-pods" -> new Options(policy, setup, through, workload, tasks, value, memoryRequests, maxPods, scheduler);
+        case "memory-requests" -> {
+          if (!value.equals("on") && !value.equals("off")) {
+            throw new IllegalArgumentException("unknown --memory-requests " + value + " (on, off)");
+          }
+          yield new Options(policy, setup, through, workload, tasks, cpuPods, value, maxPods, scheduler);
+        }
+        case "max-pods" -> new Options(policy, setup, through, workload, tasks, cpuPods, memoryRequests, Long.parseLong(value), scheduler);
         default -> throw new IllegalArgumentException("unknown option --" + key);
       };
     }
 
     public Options with(SchedulerConfiguration configuration) {
-      return new Options(policy, setup, through, workload, tasks, cpuPods, configuration);
+      return new Options(policy, setup, through, workload, tasks, cpuPods, memoryRequests, maxPods, configuration);
     }
 
     /** Policy {@code cpuPods.keepOffGpuNodes} (the default): CPU-only pods never go to GPU nodes. */
@@ -145,14 +171,51 @@ public final class TraceSimulator {
         default -> throw new IllegalArgumentException("unknown --cpu-pods " + cpuPods + " (off-gpu-nodes, kube-scheduler)");
       };
     }
+
+    /** Whether each pod requests the trace's memory (on) or only CPU besides its GPUs (off). */
+    boolean requestsMemory() {
+      return memoryRequests.equals("on");
+    }
   }
 
   private final List<TraceNode> nodes;
   private final List<TracePod> pods;
+  /** The arrival order a replay file fixes (task names, copies included); empty: shuffled with the seed. */
+  private final Optional<List<String>> replay;
 
   TraceSimulator(List<TraceNode> nodes, List<TracePod> pods) {
+    this(nodes, pods, Optional.empty());
+  }
+
+  private TraceSimulator(List<TraceNode> nodes, List<TracePod> pods, Optional<List<String>> replay) {
     this.nodes = List.copyOf(nodes);
     this.pods = List.copyOf(pods);
+    this.replay = replay.map(List::copyOf);
+  }
+
+  /**
+   * This simulator with the arrival order of {@code file} (a live sample's {@code replay.csv}:
+   * column {@code task} names a task of the pod list, copies repeated), the same for every seed:
+   * the seed then only drives kube-scheduler's random pick among equal totals.
+   */
+  public TraceSimulator replaying(Path file) throws IOException {
+    var lines = Files.readAllLines(file);
+    var header = Arrays.asList(lines.get(0).split(","));
+    var column = header.indexOf("task");
+    if (column < 0) {
+      throw new IllegalArgumentException(file + ": no column \"task\" in " + lines.get(0));
+    }
+    var known = new java.util.HashSet<String>();
+    pods.forEach(p -> known.add(p.name()));
+    var order = new ArrayList<String>(lines.size() - 1);
+    for (var line : lines.subList(1, lines.size())) {
+      var name = line.split(",", -1)[column];
+      if (!known.contains(name)) {
+        throw new IllegalArgumentException(file + ": task " + name + " is not in the pod list");
+      }
+      order.add(name);
+    }
+    return new TraceSimulator(nodes, pods, Optional.of(order));
   }
 
   public static TraceSimulator load(Path nodes, Path pods) throws IOException {
@@ -174,7 +237,7 @@ public final class TraceSimulator {
     for (int i = 0; i < pods.size(); i += podStep) {
       sampledPods.add(pods.get(i));
     }
-    return new TraceSimulator(sampledNodes, sampledPods);
+    return new TraceSimulator(sampledNodes, sampledPods, Optional.empty());
   }
 
   /** The shipped second scheduler's configuration (profile gpu-scheduler). */
@@ -184,12 +247,25 @@ public final class TraceSimulator {
 
   /** The paper's setup with the trace's distribution (the figures this simulator first reproduced). */
   public Result run(String policyName, long seed, double demand) {
-    return run(new Options(policyName, "paper", "simulator", "oracle", "all", "kube-scheduler", null), seed, demand);
+    return run(new Options(policyName, "paper", "simulator", "oracle", "all", "kube-scheduler", "on", MAX_PODS, null), seed, demand);
   }
 
   /** The tasks of a run in the order they arrive: shuffled with the seed, then copies up to {@code demand}. */
   List<TracePod> arrivals(String tasks, long seed, double demand) {
     var workload = workload(tasks);
+    if (replay.isPresent()) {
+      var byName = new HashMap<String, TracePod>();
+      workload.forEach(p -> byName.put(p.name(), p));
+      return replay.get().stream()
+          .map(name -> {
+            var pod = byName.get(name);
+            if (pod == null) {
+              throw new IllegalArgumentException("the replay's task " + name + " is not among --tasks " + tasks);
+            }
+            return pod;
+          })
+          .toList();
+    }
     var random = new Random(seed);
     var arrivals = new ArrayList<>(workload);
     Collections.shuffle(arrivals, random);
@@ -259,18 +335,18 @@ public final class TraceSimulator {
       wire = new WireExtender(strategyPolicy(options.policy()), nodeObjects(), given, choice == KubeSchedulerModel.Choice.KUBE_SCHEDULER);
       extender = wire;
     }
-    var model = new KubeSchedulerModel(config, modelNodes(), Optional.of(extender), seed * 7919 + 17, choice);
+    var model = new KubeSchedulerModel(config, modelNodes(options.maxPods()), Optional.of(extender), seed * 7919 + 17, choice);
     var placed = 0;
     var skipped = 0;
     long allocated = 0;
     var where = new ArrayList<String>(arrivals.size());
     for (int i = 0; i < arrivals.size(); i++) {
       var task = arrivals.get(i);
-      var pod = pod(i, task);
+      var pod = pod(i, task, options.requestsMemory());
       if (wire != null) {
         wire.created(pod);
       }
-      var node = model.schedule(modelPod(pod, task, options.cpuPodsOffGpuNodes()));
+      var node = model.schedule(modelPod(pod, task, options.cpuPodsOffGpuNodes(), options.requestsMemory()));
       where.add(node.orElse(""));
       if (node.isEmpty()) {
         skipped++;
@@ -385,22 +461,24 @@ public final class TraceSimulator {
   }
 
   /** The nodes as kube-scheduler's cache holds them. */
-  private List<KubeSchedulerModel.Node> modelNodes() {
+  private List<KubeSchedulerModel.Node> modelNodes(long maxPods) {
     var out = new ArrayList<KubeSchedulerModel.Node>(nodes.size());
     for (var n : nodes) {
       out.add(
           new KubeSchedulerModel.Node(
-              n.name(), n.model(), n.milliCpu(), n.memoryMib() * MIB, MAX_PODS,
+              n.name(), n.model(), n.milliCpu(), n.memoryMib() * MIB, maxPods,
               Map.of(GpushareModel.RESOURCE, n.gpus() * GPU, "nvidia.com/gpu", (long) n.gpus())));
     }
     return out;
   }
 
   /** Task {@code i} as the pod a user would create (requests equal limits; its GPU models as required node affinity). */
-  static Pod pod(int i, TracePod task) {
+  static Pod pod(int i, TracePod task, boolean requestsMemory) {
     var resources = new LinkedHashMap<String, Quantity>();
     resources.put("cpu", new Quantity(task.task().cpuMilli() + "m"));
-    resources.put("memory", new Quantity(task.memoryMib() + "Mi"));
+    if (requestsMemory) {
+      resources.put("memory", new Quantity(task.memoryMib() + "Mi"));
+    }
     if (task.task().isShare()) {
       resources.put(GpushareModel.RESOURCE, new Quantity(Long.toString(task.task().perGpu())));
     } else if (task.task().isWhole()) {
@@ -445,7 +523,7 @@ public final class TraceSimulator {
         .build();
   }
 
-  private static KubeSchedulerModel.Pod modelPod(Pod pod, TracePod task, boolean cpuPodsOffGpuNodes) {
+  private static KubeSchedulerModel.Pod modelPod(Pod pod, TracePod task, boolean cpuPodsOffGpuNodes, boolean requestsMemory) {
     var scalars = new HashMap<String, Long>();
     if (task.task().isShare()) {
       scalars.put(GpushareModel.RESOURCE, task.task().perGpu());
@@ -454,7 +532,7 @@ public final class TraceSimulator {
     }
     var offGpuNodes = cpuPodsOffGpuNodes && task.task().gpus() == 0;
     return new KubeSchedulerModel.Pod(
-        pod.getMetadata().getName(), task.task().cpuMilli(), task.memoryMib() * MIB, scalars, task.task().models(), offGpuNodes, pod);
+        pod.getMetadata().getName(), task.task().cpuMilli(), requestsMemory ? task.memoryMib() * MIB : 0, scalars, task.task().models(), offGpuNodes, pod);
   }
 
   /** Baselines that are not product strategies (random, best-fit) call the allocator directly. */
@@ -490,7 +568,7 @@ public final class TraceSimulator {
     return switch (name) {
       case "best-fit" -> new HeuristicPolicy(HeuristicPolicy.Kind.BEST_FIT, whole);
       case "random" -> new RandomPolicy(new Random(seed * 31 + 7), whole);
-      default -> throw new IllegalArgumentException("unknown policy " + name + " (binpack, spread, fgd, gpushare, best-fit, random)");
+      default -> throw new IllegalArgumentException("unknown policy " + name + " (binpack, spread, fgd, fgd-cpu, gpushare, best-fit, random)");
     };
   }
 
@@ -595,13 +673,16 @@ public final class TraceSimulator {
     String sample = null;
     Path writeSample = null;
     Path placements = null;
+    Path replayFile = null;
     Long weight = null;
     Integer percentage = null;
     for (int i = 0; i + 1 < args.length; i += 2) {
       switch (args[i]) {
         case "--nodes" -> nodes = args[i + 1];
         case "--pods" -> pods = args[i + 1];
-        case "--policy", "--setup", "--through", "--workload", "--tasks", "--cpu-pods" -> options = options.with(args[i].substring(2), args[i + 1]);
+        case "--policy", "--setup", "--through", "--workload", "--tasks", "--cpu-pods", "--memory-requests", "--max-pods" ->
+            options = options.with(args[i].substring(2), args[i + 1]);
+        case "--replay" -> replayFile = Path.of(args[i + 1]);
         case "--scheduler-config" -> schedulerConfig = Path.of(args[i + 1]);
         case "--extender-weight" -> weight = Long.parseLong(args[i + 1]);
         case "--percentage-of-nodes-to-score" -> percentage = Integer.parseInt(args[i + 1]);
@@ -617,6 +698,7 @@ public final class TraceSimulator {
       System.err.println(
           "usage: --nodes FILE --pods FILE [--policy fgd] [--setup service|paper] [--through simulator|kube-scheduler]"
               + " [--workload learned|oracle] [--tasks all|shares] [--cpu-pods off-gpu-nodes|kube-scheduler]"
+              + " [--memory-requests on|off] [--max-pods 110] [--replay FILE]"
               + " [--scheduler-config FILE] [--extender-weight N]"
               + " [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3] [--sample NODE_STEP,TASK_STEP]"
               + " [--write-sample DIR] [--placements DIR]");
@@ -631,6 +713,9 @@ public final class TraceSimulator {
     }
     options = options.with(scheduler);
     var simulator = load(Path.of(nodes), Path.of(pods));
+    if (replayFile != null) {
+      simulator = simulator.replaying(replayFile);
+    }
     if (sample != null) {
       var steps = sample.split(",");
       simulator = simulator.sample(Integer.parseInt(steps[0]), Integer.parseInt(steps[1]));
@@ -657,7 +742,8 @@ public final class TraceSimulator {
           seed, r.allocationRatio(), r.placed(), r.skipped(), (System.nanoTime() - started) / 1e9);
     }
     System.out.printf(
-        "mean_allocation_ratio=%.4f policy=%s setup=%s through=%s workload=%s tasks=%s cpu_pods=%s pods=%s%n",
-        sum / (last - first + 1), options.policy(), options.setup(), options.through(), options.workload(), options.tasks(), options.cpuPods(), pods);
+        "mean_allocation_ratio=%.4f policy=%s setup=%s through=%s workload=%s tasks=%s cpu_pods=%s memory_requests=%s max_pods=%d replay=%s pods=%s%n",
+        sum / (last - first + 1), options.policy(), options.setup(), options.through(), options.workload(), options.tasks(), options.cpuPods(),
+        options.memoryRequests(), options.maxPods(), replayFile == null ? "-" : replayFile, pods);
   }
 }
