@@ -1,0 +1,2 @@
+{{- define "gpu-admission.checkPolicy" -}}
+{{- end -}}
