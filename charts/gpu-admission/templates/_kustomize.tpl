@@ -115,7 +115,8 @@ Helpers return JSON (include returns a string): {"v": ...} so that lists and sca
 {{- end -}}
 
 {{- /* Strategic merge: maps key by key; lists of named items (containers, env, volumes, volume
-mounts) item by item on name, new items appended; any other value replaced. */ -}}
+mounts) item by item on name, in kustomize's order: the patch's items (merged into the item of the
+same name), then the other items; any other value replaced. */ -}}
 {{- define "gpu-admission.merge" -}}
 {{- $base := .base -}}{{- $patch := .patch -}}
 {{- if and (kindIs "map" $base) (kindIs "map" $patch) -}}
@@ -130,20 +131,19 @@ mounts) item by item on name, new items appended; any other value replaced. */ -
   {{- toJson (dict "v" $out) -}}
 {{- else if and (kindIs "slice" $base) (kindIs "slice" $patch) (gt (len $patch) 0) (kindIs "map" (first $patch)) (hasKey (first $patch) "name") -}}
   {{- $out := list -}}
-  {{- range $base -}}
+  {{- $names := list -}}
+  {{- range $patch -}}
     {{- $item := . -}}
-    {{- range $patch -}}
+    {{- $names = append $names .name -}}
+    {{- range $base -}}
       {{- if eq .name $item.name -}}
-        {{- $item = (include "gpu-admission.merge" (dict "base" $item "patch" .) | fromJson).v -}}
+        {{- $item = (include "gpu-admission.merge" (dict "base" . "patch" $item) | fromJson).v -}}
       {{- end -}}
     {{- end -}}
     {{- $out = append $out $item -}}
   {{- end -}}
-  {{- range $patch -}}
-    {{- $name := .name -}}
-    {{- $known := false -}}
-    {{- range $base -}}{{- if eq .name $name -}}{{- $known = true -}}{{- end -}}{{- end -}}
-    {{- if not $known -}}{{- $out = append $out . -}}{{- end -}}
+  {{- range $base -}}
+    {{- if not (has .name $names) -}}{{- $out = append $out . -}}{{- end -}}
   {{- end -}}
   {{- toJson (dict "v" $out) -}}
 {{- else -}}
