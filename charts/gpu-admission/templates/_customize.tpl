@@ -61,9 +61,9 @@ certificate from Secret gpu-admission-tls and manages none), with the values' CA
     {{- with $v.podAnnotations -}}{{- $_ := set $podMetadata "annotations" (merge (deepCopy ($podMetadata.annotations | default dict)) .) -}}{{- end -}}
   {{- end -}}
   {{- if and (eq $o.kind "DaemonSet") (eq $o.metadata.name "gpu-admission-node-agent") -}}
-    {{- range $o.spec.template.spec.containers -}}
-      {{- if hasPrefix "gpu-admission/gpu-admission:" .image -}}{{- $_ := set . "image" $image -}}{{- end -}}
-      {{- with $v.image.pullPolicy -}}{{- $_ := set . "imagePullPolicy" . -}}{{- end -}}
+    {{- range $agent := $o.spec.template.spec.containers -}}
+      {{- if hasPrefix "gpu-admission/gpu-admission:" $agent.image -}}{{- $_ := set $agent "image" $image -}}{{- end -}}
+      {{- with $v.image.pullPolicy -}}{{- $_ := set $agent "imagePullPolicy" . -}}{{- end -}}
     {{- end -}}
     {{- with $v.imagePullSecrets -}}{{- $_ := set $o.spec.template.spec "imagePullSecrets" . -}}{{- end -}}
   {{- end -}}

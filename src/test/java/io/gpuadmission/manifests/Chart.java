@@ -34,8 +34,8 @@ final class Chart {
    * The objects {@code helm install} keeps with --set values, without hooks (they run around
    * install, delete and test and are not part of the install); fails the test when Helm refuses.
    */
-  static String template(List<String> values) throws IOException, InterruptedException {
-    return String.join("\n---\n", documents(values).stream().filter(d -> !isHook(d)).toList()) + "\n";
+  static String template(List<String> values, String... extra) throws IOException, InterruptedException {
+    return String.join("\n---\n", documents(values, extra).stream().filter(d -> !isHook(d)).toList()) + "\n";
   }
 
   /** The hooks' documents only. */

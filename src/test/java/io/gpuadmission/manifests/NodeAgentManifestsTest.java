@@ -1,5 +1,8 @@
 package io.gpuadmission.manifests;
 
+import io.gpuadmission.manifests.Overlays.Renderer;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import static io.gpuadmission.manifests.RenderedObjects.env;
 import static io.gpuadmission.manifests.RenderedObjects.find;
 import static io.gpuadmission.node.FakeKubelet.container;
@@ -49,9 +52,10 @@ class NodeAgentManifestsTest {
     return NodeAgentConfig.class.getMethod(setting).getAnnotation(WithDefault.class).value();
   }
 
-  @Test
-  void daemonSetRunsTheAgentOnGpuNodesWithThePodResourcesDirectoryReadOnly() throws Exception {
-    var objects = Overlays.renderObjects("manifests/node-agent");
+  @ParameterizedTest
+  @EnumSource(Renderer.class)
+  void daemonSetRunsTheAgentOnGpuNodesWithThePodResourcesDirectoryReadOnly(Renderer renderer) throws Exception {
+    var objects = renderer.objects("manifests/node-agent");
     var pod = daemonSet(objects).getSpec().getTemplate().getSpec();
     var container = pod.getContainers().get(0);
 
@@ -88,9 +92,10 @@ class NodeAgentManifestsTest {
     });
   }
 
-  @Test
-  void agentBreaksRestrictedOnlyByTheHostPathAndTheSocketsOwnerInANamespaceThatAdmitsThat() throws Exception {
-    var objects = Overlays.renderObjects("manifests/node-agent");
+  @ParameterizedTest
+  @EnumSource(Renderer.class)
+  void agentBreaksRestrictedOnlyByTheHostPathAndTheSocketsOwnerInANamespaceThatAdmitsThat(Renderer renderer) throws Exception {
+    var objects = renderer.objects("manifests/node-agent");
     var namespace = (Namespace) find(objects, "Namespace", null, NAMESPACE);
     var pod = daemonSet(objects).getSpec().getTemplate().getSpec();
 
@@ -121,8 +126,9 @@ class NodeAgentManifestsTest {
    * node overrode the choice); every request is recorded and must be what the component's RBAC
    * allows, and every grant must be used.
    */
-  @Test
-  void rbacGrantsExactlyTheRequestsTheAgentMakes(@TempDir Path dir) throws Exception {
+  @ParameterizedTest
+  @EnumSource(Renderer.class)
+  void rbacGrantsExactlyTheRequestsTheAgentMakes(Renderer renderer, @TempDir Path dir) throws Exception {
     var calls = new CopyOnWriteArrayList<ApiCall>();
     var recording = new AtomicBoolean(true);
     try (var api = MockApiServer.start(5, null);
@@ -148,7 +154,7 @@ class NodeAgentManifestsTest {
       recording.set(false);
       assertThat(admin.v1().events().inNamespace("ml-team-a").list().getItems()).hasSize(1);
     }
-    var grants = RbacGrant.of(Overlays.renderObjects("manifests/node-agent"), NAMESPACE, AGENT);
+    var grants = RbacGrant.of(renderer.objects("manifests/node-agent"), NAMESPACE, AGENT);
     var missing = new TreeSet<String>();
     calls.stream().filter(c -> grants.stream().noneMatch(g -> g.allows(c))).forEach(c -> missing.add(c.toString()));
     var unused = new TreeSet<String>();

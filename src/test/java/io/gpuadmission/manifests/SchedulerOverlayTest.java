@@ -1,5 +1,7 @@
 package io.gpuadmission.manifests;
 
+import io.gpuadmission.manifests.Overlays.Renderer;
+import org.junit.jupiter.params.provider.MethodSource;
 import static io.gpuadmission.manifests.RenderedObjects.assertServicePortReachesHttps;
 import static io.gpuadmission.manifests.RenderedObjects.find;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -27,10 +29,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class SchedulerOverlayTest {
 
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"manifests/scheduler", "combined"})
-  void extenderIsThisServiceOverTlsWithItsCa(String dir) throws Exception {
-    var objects = Overlays.renderObjects("combined".equals(dir) ? Overlays.combined() : dir);
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("schedulerInstalls")
+  void extenderIsThisServiceOverTlsWithItsCa(Renderer renderer, String dir) throws Exception {
+    var objects = renderer.objects("combined".equals(dir) ? Overlays.combined() : dir);
     var configuration = schedulerConfiguration(objects);
     var extender = configuration.path("extenders").get(0);
 
@@ -100,10 +102,10 @@ class SchedulerOverlayTest {
         .anyMatch(m -> configMount.equals(m.getMountPath() + "/config.yaml"));
   }
 
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"manifests/scheduler", "combined"})
-  void policySendsGpuPodsToTheSchedulerProfile(String dir) throws Exception {
-    var objects = Overlays.renderObjects("combined".equals(dir) ? Overlays.combined() : dir);
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("schedulerInstalls")
+  void policySendsGpuPodsToTheSchedulerProfile(Renderer renderer, String dir) throws Exception {
+    var objects = renderer.objects("combined".equals(dir) ? Overlays.combined() : dir);
     var profile =
         schedulerConfiguration(objects).path("profiles").get(0).path("schedulerName").asText();
 
@@ -114,10 +116,10 @@ class SchedulerOverlayTest {
     assertThat(parsed.topology()).isEqualTo(PolicyParser.builtInDefault().topology());
   }
 
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"manifests/scheduler"})
-  void rbacIsUpstreamsSecondSchedulerRbacPlusItsOwnLease(String dir) throws Exception {
-    var objects = Overlays.renderObjects(dir);
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("schedulerInstall")
+  void rbacIsUpstreamsSecondSchedulerRbacPlusItsOwnLease(Renderer renderer, String dir) throws Exception {
+    var objects = renderer.objects(dir);
     var election = schedulerConfiguration(objects).path("leaderElection");
 
     assertThat(objects)
@@ -157,5 +159,13 @@ class SchedulerOverlayTest {
         .isEqualTo("kubescheduler.config.k8s.io/v1");
     assertThat(configuration.path("kind").asText()).isEqualTo("KubeSchedulerConfiguration");
     return configuration;
+  }
+
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> schedulerInstalls() {
+    return Overlays.bothRenderers(java.util.List.of("manifests/scheduler", "combined"));
+  }
+
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> schedulerInstall() {
+    return Overlays.bothRenderers(java.util.List.of("manifests/scheduler"));
   }
 }
