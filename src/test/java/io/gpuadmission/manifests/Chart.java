@@ -53,9 +53,9 @@ final class Chart {
     return document.contains("helm.sh/hook:") || document.contains("\"helm.sh/hook\":");
   }
 
-  /** {@code helm template} of the install's objects (no test hooks), whatever the outcome. */
+  /** {@code helm template} (with the hooks), whatever the outcome. */
   static Result templateResult(List<String> values, String... extra) throws IOException, InterruptedException {
-    var command = new ArrayList<>(List.of(helm(), "template", RELEASE, DIR.toString(), "--namespace", NAMESPACE, "--skip-tests"));
+    var command = new ArrayList<>(List.of(helm(), "template", RELEASE, DIR.toString(), "--namespace", NAMESPACE));
     values.forEach(v -> command.addAll(List.of("--set", v)));
     command.addAll(List.of(extra));
     return run(command);
