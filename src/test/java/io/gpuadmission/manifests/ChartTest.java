@@ -55,6 +55,24 @@ class ChartTest {
     assertThat(container.getImage()).isEqualTo("gpu-admission/gpu-admission:" + version);
   }
 
+  /** What the build publishes (.mvn/helm-package.sh) renders what the chart directory renders. */
+  @Test
+  void packagedChartCarriesTheManifestsAndTheProjectVersion(@org.junit.jupiter.api.io.TempDir Path out) throws Exception {
+    var packaged = Chart.run(List.of("bash", ".mvn/helm-package.sh", "7.8.9", out.toString()));
+    assertThat(packaged.exit()).as(packaged.error()).isZero();
+    var archive = out.resolve("gpu-admission-7.8.9.tgz");
+    assertThat(archive).exists();
+
+    var fromArchive = Chart.run(List.of(Chart.helm(), "template", Chart.RELEASE, archive.toString(), "--namespace", Chart.NAMESPACE, "--set", "scheduler.enabled=true"));
+    assertThat(fromArchive.exit()).as(fromArchive.error()).isZero();
+    var objects = Overlays.objects(fromArchive.output());
+    assertThat(deployment(objects, "gpu-admission").getSpec().getTemplate().getSpec().getContainers().get(0).getImage())
+        .isEqualTo("gpu-admission/gpu-admission:7.8.9");
+    var directory = Overlays.objects(Chart.template(List.of("scheduler.enabled=true", "image.tag=7.8.9")));
+    assertThat(objects.stream().filter(o -> !o.getMetadata().getAnnotations().containsKey("helm.sh/hook")).toList())
+        .containsExactlyInAnyOrderElementsOf(directory);
+  }
+
   @Test
   void mistypedValuesFailNamingTheirKeys() throws Exception {
     var result = Chart.templateResult(List.of("replicas=two", "monitoring.enable=true", "certificates.mode=certmanager", "networkPolicy.apiServerCIDRs={10.0.0.5}"));
