@@ -3,8 +3,9 @@ The chart renders manifests/ (a link to the repository's manifests/ directory, p
 chart): each directory's kustomization.yaml says which files are resources and which patches apply,
 and these helpers do what kustomize does with them, for the kinds of entries manifests/ uses:
 resources (files), patches ($patch: delete, a strategic-merge file or inline document, an inline
-JSON 6902 add/replace with a target) and a configMapGenerator with disableNameSuffixHash. Anything
-else fails the render, saying what: the chart never silently drops part of an install. The values
+JSON 6902 add/replace at a path of map keys, or add at one ending in /-, with a target) and a
+configMapGenerator with disableNameSuffixHash. Any other kustomization key, patch key or JSON patch
+fails the render, saying what: the chart never silently drops part of an install. The values
 then change the few fields they own (customize.tpl). ManifestsEquivalenceTest compares the result
 with `kubectl kustomize` for every documented combination, field by field.
 
@@ -16,6 +17,18 @@ Helpers return JSON (include returns a string): {"v": ...} so that lists and sca
 {{- $root := .root -}}
 {{- $k := $root.Files.Get (printf "%s/kustomization.yaml" .dir) | fromYaml -}}
 {{- if not $k -}}{{- fail (printf "chart: %s/kustomization.yaml is missing or empty" .dir) -}}{{- end -}}
+{{- range $key, $_ := $k -}}
+  {{- if not (has $key (list "apiVersion" "kind" "resources" "patches" "configMapGenerator")) -}}
+    {{- fail (printf "chart: %s/kustomization.yaml: the chart does not apply %s (templates/_kustomize.tpl)" $.dir $key) -}}
+  {{- end -}}
+{{- end -}}
+{{- range $k.patches -}}
+  {{- range $key, $_ := . -}}
+    {{- if not (has $key (list "path" "patch" "target")) -}}
+      {{- fail (printf "chart: %s/kustomization.yaml: the chart does not apply a patch's %s (templates/_kustomize.tpl)" $.dir $key) -}}
+    {{- end -}}
+  {{- end -}}
+{{- end -}}
 {{- $objects := list -}}
 {{- range $k.resources -}}
   {{- if hasSuffix ".yaml" . -}}
@@ -151,7 +164,7 @@ same name), then the other items; any other value replaced. */ -}}
 {{- end -}}
 {{- end -}}
 
-{{- /* One JSON 6902 operation (add or replace) at a path of map keys. */ -}}
+{{- /* One JSON 6902 operation: add or replace at a path of map keys, or add to a list's end (/-). */ -}}
 {{- define "gpu-admission.jsonPatch" -}}
 {{- $op := .op -}}
 {{- if not (has $op.op (list "add" "replace")) -}}{{- fail (printf "chart: %s: JSON patch op %s is not supported" .dir $op.op) -}}{{- end -}}
@@ -159,12 +172,20 @@ same name), then the other items; any other value replaced. */ -}}
 {{- range rest (splitList "/" $op.path) -}}{{- $keys = append $keys (. | replace "~1" "/" | replace "~0" "~") -}}{{- end -}}
 {{- $out := deepCopy .object -}}
 {{- $node := $out -}}
-{{- range $i, $key := initial $keys -}}
-  {{- if not (kindIs "map" (get $node $key)) -}}{{- fail (printf "chart: %s: JSON patch path %s is not a path of map keys" $.dir $op.path) -}}{{- end -}}
+{{- $path := $keys -}}
+{{- if and (eq $op.op "add") (eq (last $keys) "-") -}}{{- $path = initial $keys -}}{{- end -}}
+{{- range $i, $key := initial $path -}}
+  {{- if not (kindIs "map" (get $node $key)) -}}{{- fail (printf "chart: %s: JSON patch path %s is not a path of map keys (or of map keys and a final /-)" $.dir $op.path) -}}{{- end -}}
   {{- $node = get $node $key -}}
 {{- end -}}
-{{- if and (eq $op.op "replace") (not (hasKey $node (last $keys))) -}}{{- fail (printf "chart: %s: JSON patch replaces %s, which is not there" .dir $op.path) -}}{{- end -}}
-{{- $_ := set $node (last $keys) $op.value -}}
+{{- if ne (len $path) (len $keys) -}}
+  {{- $list := get $node (last $path) -}}
+  {{- if not (kindIs "slice" $list) -}}{{- fail (printf "chart: %s: JSON patch appends to %s, which is not a list" .dir $op.path) -}}{{- end -}}
+  {{- $_ := set $node (last $path) (append $list $op.value) -}}
+{{- else -}}
+  {{- if and (eq $op.op "replace") (not (hasKey $node (last $keys))) -}}{{- fail (printf "chart: %s: JSON patch replaces %s, which is not there" .dir $op.path) -}}{{- end -}}
+  {{- $_ := set $node (last $keys) $op.value -}}
+{{- end -}}
 {{- toJson (dict "v" $out) -}}
 {{- end -}}
 
