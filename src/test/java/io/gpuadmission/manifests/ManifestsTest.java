@@ -1,5 +1,7 @@
 package io.gpuadmission.manifests;
 
+import io.gpuadmission.manifests.Overlays.Renderer;
+import org.junit.jupiter.params.provider.EnumSource;
 import static io.gpuadmission.manifests.RenderedObjects.assertServicePortReachesHttps;
 import static io.gpuadmission.manifests.RenderedObjects.assertWebhooksCallTheServiceOnExistingPaths;
 import static io.gpuadmission.manifests.RenderedObjects.defaultOf;
@@ -177,11 +179,11 @@ class ManifestsTest {
     }
   }
 
-  @ParameterizedTest(name = "{0}")
+  @ParameterizedTest(name = "{0} {1}")
   @MethodSource("overlays")
-  void everyOverlayRendersKnownKindsWithConsistentNamesAndNoPlaceholder(String dir)
+  void everyOverlayRendersKnownKindsWithConsistentNamesAndNoPlaceholder(Renderer renderer, String dir)
       throws Exception {
-    var yaml = Overlays.render(dir);
+    var yaml = renderer.render(dir);
     assertThat(PLACEHOLDER_VALUE.matcher(yaml).results().map(m -> m.group()).toList())
         .as("values left as placeholders to fill in")
         .isEmpty();
@@ -254,13 +256,14 @@ class ManifestsTest {
     assertThat(PLACEHOLDER_VALUE.matcher("        - name: POD_NAMESPACE\n          value: x\n").find()).isFalse();
   }
 
-  static Stream<String> overlays() throws IOException {
-    return Stream.concat(Overlays.ALL.stream(), Stream.of(Overlays.combined()));
+  static Stream<org.junit.jupiter.params.provider.Arguments> overlays() throws IOException {
+    return Overlays.bothRenderers(Stream.concat(Overlays.ALL.stream(), Stream.of(Overlays.combined())).toList());
   }
 
-  @Test
-  void baseInstallMakesItsOwnCertificateWithJustTheAccessItNeeds() throws Exception {
-    var objects = Overlays.renderObjects("manifests");
+  @ParameterizedTest
+  @EnumSource(Renderer.class)
+  void baseInstallMakesItsOwnCertificateWithJustTheAccessItNeeds(Renderer renderer) throws Exception {
+    var objects = renderer.objects("manifests");
     var container =
         deployment(objects, "gpu-admission")
             .getSpec()
@@ -297,9 +300,10 @@ class ManifestsTest {
     assertThat(find(objects, "ValidatingWebhookConfiguration", null, webhooks)).isNotNull();
   }
 
-  @Test
-  void certManagerOverlayInjectsTheCaAndTurnsSelfManagementOff() throws Exception {
-    var objects = Overlays.renderObjects("manifests/cert-manager");
+  @ParameterizedTest
+  @EnumSource(Renderer.class)
+  void certManagerOverlayInjectsTheCaAndTurnsSelfManagementOff(Renderer renderer) throws Exception {
+    var objects = renderer.objects("manifests/cert-manager");
     var pod = deployment(objects, "gpu-admission").getSpec().getTemplate().getSpec();
     var container = pod.getContainers().get(0);
 
@@ -331,9 +335,10 @@ class ManifestsTest {
         .noneMatch(o -> o.getMetadata().getName().equals("gpu-admission-certificates"));
   }
 
-  @Test
-  void certManagerCaKeepsItsKeyAcrossRenewalsAndOutlivesServingCertificates() throws Exception {
-    var objects = Overlays.renderObjects("manifests/cert-manager");
+  @ParameterizedTest
+  @EnumSource(Renderer.class)
+  void certManagerCaKeepsItsKeyAcrossRenewalsAndOutlivesServingCertificates(Renderer renderer) throws Exception {
+    var objects = renderer.objects("manifests/cert-manager");
     var ca = (GenericKubernetesResource) find(objects, "Certificate", "gpu-admission", "gpu-admission-ca");
     var serving = (GenericKubernetesResource) find(objects, "Certificate", "gpu-admission", "gpu-admission-tls");
 

@@ -142,4 +142,16 @@ class MatchConditionsTest {
     }
   }
 
+
+  /** The chart's webhooks carry exactly the conditions tested here. */
+  @Test
+  void chartsWebhooksHaveTheseConditions() throws Exception {
+    var objects = Overlays.objects(Chart.template(List.of()));
+    var mutating = (MutatingWebhookConfiguration) RenderedObjects.find(objects, "MutatingWebhookConfiguration", null, "gpu-admission");
+    var validating = (ValidatingWebhookConfiguration) RenderedObjects.find(objects, "ValidatingWebhookConfiguration", null, "gpu-admission");
+    assertThat(mutatingConditions(mutating, "gpu-pods.mutate.gpu-admission.io")).isEqualTo(gpuPods);
+    assertThat(mutatingConditions(mutating, "other-pods.mutate.gpu-admission.io")).isEqualTo(otherPods);
+    assertThat(validating.getWebhooks().stream().filter(w -> w.getName().equals("pods.validate.gpu-admission.io")).findFirst().orElseThrow().getMatchConditions())
+        .isEqualTo(validatePods);
+  }
 }

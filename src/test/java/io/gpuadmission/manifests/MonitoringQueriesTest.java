@@ -1,6 +1,9 @@
 package io.gpuadmission.manifests;
 
 import io.gpuadmission.support.SchedulerCaller;
+import io.gpuadmission.manifests.Overlays.Renderer;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -52,9 +55,10 @@ class MonitoringQueriesTest {
   @TestHTTPResource(value = "/", tls = true)
   URL base;
 
-  @Test
-  void everyQueriedMetricIsExposedByTheService() throws Exception {
-    var objects = Overlays.renderObjects("manifests/monitoring");
+  @ParameterizedTest
+  @EnumSource(Renderer.class)
+  void everyQueriedMetricIsExposedByTheService(Renderer renderer) throws Exception {
+    var objects = renderer.objects("manifests/monitoring");
     var expressions = new ArrayList<String>();
     var rule =
         (GenericKubernetesResource)
@@ -88,9 +92,10 @@ class MonitoringQueriesTest {
                     .contains(name));
   }
 
-  @Test
-  void policyReloadAlertLastsAsLongAsTheConfigMapIsNotInForce() throws Exception {
-    var expression = alert("GpuAdmissionPolicyReloadFailing").path("expr").asText();
+  @ParameterizedTest
+  @EnumSource(Renderer.class)
+  void policyReloadAlertLastsAsLongAsTheConfigMapIsNotInForce(Renderer renderer) throws Exception {
+    var expression = alert(renderer, "GpuAdmissionPolicyReloadFailing").path("expr").asText();
 
     // The gauge is 1 from a failed reload until a good one (PolicyReloadTest); a range or a counter
     // would let the alert clear after its window while the bad ConfigMap stays.
@@ -98,17 +103,19 @@ class MonitoringQueriesTest {
     assertThat(expression).doesNotContain("[").doesNotContain("increase").doesNotContain("rate");
   }
 
-  @Test
-  void overCommitAlertFiresOnGpusHeldBeyondWhatTheirNodeHas() throws Exception {
-    var alert = alert("GpuAdmissionGpusOvercommitted");
+  @ParameterizedTest
+  @EnumSource(Renderer.class)
+  void overCommitAlertFiresOnGpusHeldBeyondWhatTheirNodeHas(Renderer renderer) throws Exception {
+    var alert = alert(renderer, "GpuAdmissionGpusOvercommitted");
 
     assertThat(alert.path("expr").asText()).isEqualTo("max by (node) (gpu_admission_node_gpus_overcommitted) > 0");
     assertThat(alert.path("for").asText()).isEqualTo("5m");
   }
 
-  @Test
-  void noPlacementLeaderAlertFiresOnlyWhenEveryReplicaHasSeenNoLeaderForAMinute() throws Exception {
-    var alert = alert("GpuAdmissionNoPlacementLeader");
+  @ParameterizedTest
+  @EnumSource(Renderer.class)
+  void noPlacementLeaderAlertFiresOnlyWhenEveryReplicaHasSeenNoLeaderForAMinute(Renderer renderer) throws Exception {
+    var alert = alert(renderer, "GpuAdmissionNoPlacementLeader");
     assertThat(alert.path("labels").path("severity").asText()).isEqualTo("critical");
     var form = Pattern.compile("min\\((\\w+)\\) > (\\d+)").matcher(alert.path("expr").asText());
     assertThat(form.matches()).as("the expression this test evaluates: %s", alert.path("expr").asText()).isTrue();
@@ -144,10 +151,10 @@ class MonitoringQueriesTest {
     return values.stream().mapToDouble(Double::doubleValue).min().orElseThrow() > Double.parseDouble(form.group(2));
   }
 
-  private static JsonNode alert(String name) throws Exception {
+  private static JsonNode alert(Renderer renderer, String name) throws Exception {
     var rule =
         (GenericKubernetesResource)
-            RenderedObjects.find(Overlays.renderObjects("manifests/monitoring"), "PrometheusRule", "gpu-admission", "gpu-admission");
+            RenderedObjects.find(renderer.objects("manifests/monitoring"), "PrometheusRule", "gpu-admission", "gpu-admission");
     return new ObjectMapper().valueToTree(rule.getAdditionalProperties().get("spec")).findValues("rules").stream()
         .flatMap(rules -> java.util.stream.StreamSupport.stream(rules.spliterator(), false))
         .filter(r -> r.path("alert").asText().equals(name))

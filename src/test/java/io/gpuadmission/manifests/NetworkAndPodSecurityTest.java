@@ -78,4 +78,26 @@ class NetworkAndPodSecurityTest {
         "containers[app].securityContext.capabilities.add[NET_ADMIN]",
         "containers[app].securityContext.capabilities.add[CHOWN] (baseline only)");
   }
+
+  /** The chart: the same policy with the API server's CIDRs from the values, the same hardened pod. */
+  @Test
+  void chartsNetworkPolicyNamesTheGivenApiServerAddressesAndItsPodPassesRestricted() throws Exception {
+    var objects = Overlays.objects(Chart.template(java.util.List.of("namespace.create=true", "networkPolicy.enabled=true", "networkPolicy.apiServerCIDRs={10.0.0.5/32,192.168.1.0/24}")));
+    var policy = (NetworkPolicy) RenderedObjects.find(objects, "NetworkPolicy", "gpu-admission", "gpu-admission");
+    assertThat(policy.getSpec().getIngress()).singleElement().satisfies(rule -> {
+      assertThat(rule.getFrom()).extracting(f -> f.getIpBlock() == null ? "selector" : f.getIpBlock().getCidr())
+          .containsExactly("10.0.0.5/32", "192.168.1.0/24", "selector", "selector");
+      assertThat(rule.getPorts()).extracting(p -> p.getPort().getStrVal() + "/" + p.getProtocol()).containsExactly("https/TCP");
+    });
+    var namespace = (Namespace) RenderedObjects.find(objects, "Namespace", null, "gpu-admission");
+    assertThat(namespace.getMetadata().getLabels()).containsEntry("pod-security.kubernetes.io/enforce", "restricted");
+    assertThat(RestrictedProfile.violations(RenderedObjects.deployment(objects, "gpu-admission").getSpec().getTemplate().getSpec())).isEmpty();
+  }
+
+  @Test
+  void chartRefusesTheNetworkPolicyWithoutTheApiServersAddresses() throws Exception {
+    var result = Chart.templateResult(java.util.List.of("networkPolicy.enabled=true"));
+    assertThat(result.exit()).isNotZero();
+    assertThat(result.error()).contains("networkPolicy.apiServerCIDRs: with networkPolicy.enabled, give the API server's addresses as CIDRs");
+  }
 }

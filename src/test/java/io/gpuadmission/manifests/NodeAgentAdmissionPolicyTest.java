@@ -187,4 +187,16 @@ class NodeAgentAdmissionPolicyTest {
         .containsExactly("not matched");
     assertThat(verdict(request("system:node:" + NODE), before, recorded(before, "1,2"))).containsExactly("not matched");
   }
+
+  /** The chart's node agent carries exactly the policy and binding judged here. */
+  @Test
+  void chartsNodeAgentHasThisPolicy() throws Exception {
+    var file = Overlays.objects(Files.readString(Path.of("manifests/components/node-agent/admission-policy.yaml")));
+    var chart = Overlays.objects(Chart.template(List.of("nodeAgent.enabled=true")));
+    for (var object : file) {
+      assertThat(RenderedObjects.find(chart, object.getKind(), object.getMetadata().getNamespace(), object.getMetadata().getName()))
+          .isEqualTo(object);
+    }
+    assertThat(file).hasSize(2);
+  }
 }

@@ -1,5 +1,8 @@
 package io.gpuadmission.manifests;
 
+import io.gpuadmission.manifests.Overlays.Renderer;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import static io.gpuadmission.manifests.RenderedObjects.env;
 import static io.gpuadmission.manifests.RenderedObjects.find;
 import static io.gpuadmission.node.FakeKubelet.container;
@@ -49,9 +52,10 @@ class NodeAgentManifestsTest {
     return NodeAgentConfig.class.getMethod(setting).getAnnotation(WithDefault.class).value();
   }
 
-  @Test
-  void daemonSetRunsTheAgentOnGpuNodesWithThePodResourcesDirectoryReadOnly() throws Exception {
-    var objects = Overlays.renderObjects("manifests/node-agent");
+  @ParameterizedTest
+  @EnumSource(Renderer.class)
+  void daemonSetRunsTheAgentOnGpuNodesWithThePodResourcesDirectoryReadOnly(Renderer renderer) throws Exception {
+    var objects = renderer.objects("manifests/node-agent");
     var pod = daemonSet(objects).getSpec().getTemplate().getSpec();
     var container = pod.getContainers().get(0);
 
@@ -88,9 +92,10 @@ class NodeAgentManifestsTest {
     });
   }
 
-  @Test
-  void agentBreaksRestrictedOnlyByTheHostPathAndTheSocketsOwnerInANamespaceThatAdmitsThat() throws Exception {
-    var objects = Overlays.renderObjects("manifests/node-agent");
+  @ParameterizedTest
+  @EnumSource(Renderer.class)
+  void agentBreaksRestrictedOnlyByTheHostPathAndTheSocketsOwnerInANamespaceThatAdmitsThat(Renderer renderer) throws Exception {
+    var objects = renderer.objects("manifests/node-agent");
     var namespace = (Namespace) find(objects, "Namespace", null, NAMESPACE);
     var pod = daemonSet(objects).getSpec().getTemplate().getSpec();
 
@@ -148,15 +153,17 @@ class NodeAgentManifestsTest {
       recording.set(false);
       assertThat(admin.v1().events().inNamespace("ml-team-a").list().getItems()).hasSize(1);
     }
-    var grants = RbacGrant.of(Overlays.renderObjects("manifests/node-agent"), NAMESPACE, AGENT);
-    var missing = new TreeSet<String>();
-    calls.stream().filter(c -> grants.stream().noneMatch(g -> g.allows(c))).forEach(c -> missing.add(c.toString()));
-    var unused = new TreeSet<String>();
-    grants.stream().filter(g -> calls.stream().noneMatch(g::allows)).forEach(g -> unused.add(g.toString()));
-
     assertThat(new TreeSet<>(calls.stream().map(ApiCall::toString).toList()))
         .containsExactly("create events in ml-team-a", "list pods", "patch pods in ml-team-a named bert-worker-0", "watch pods");
-    assertThat(missing).as("requests the agent makes that RBAC refuses").isEmpty();
-    assertThat(unused).as("grants no request of the agent uses").isEmpty();
+    // The same calls against the RBAC of both installs: kubectl apply -k and the Helm chart.
+    for (var renderer : Renderer.values()) {
+      var grants = RbacGrant.of(renderer.objects("manifests/node-agent"), NAMESPACE, AGENT);
+      var missing = new TreeSet<String>();
+      calls.stream().filter(c -> grants.stream().noneMatch(g -> g.allows(c))).forEach(c -> missing.add(c.toString()));
+      var unused = new TreeSet<String>();
+      grants.stream().filter(g -> calls.stream().noneMatch(g::allows)).forEach(g -> unused.add(g.toString()));
+      assertThat(missing).as("%s: requests the agent makes that RBAC refuses", renderer).isEmpty();
+      assertThat(unused).as("%s: grants no request of the agent uses", renderer).isEmpty();
+    }
   }
 }

@@ -15,10 +15,53 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * Renders kustomize overlays offline with {@code kubectl kustomize DIR}, as {@code kubectl apply
- * -k} would before sending them, and parses the result with the fabric8 model.
+ * Renders the installs offline, as {@code kubectl apply -k} and {@code helm install} would before
+ * sending them: kustomize overlays with {@code kubectl kustomize DIR}, the chart with {@code helm
+ * template} and the values that make the same install ({@link #helmValues}); parses the result with
+ * the fabric8 model.
  */
 final class Overlays {
+  /** The two ways to install: every manifest test runs on both. */
+  enum Renderer {
+    KUSTOMIZE,
+    HELM;
+
+    List<HasMetadata> objects(String dir) throws IOException, InterruptedException {
+      return Overlays.objects(render(dir));
+    }
+
+    /** The rendered YAML of the install {@code dir} names (an overlay, or {@link #combined()}). */
+    String render(String dir) throws IOException, InterruptedException {
+      return this == KUSTOMIZE ? Overlays.render(dir) : Chart.template(helmValues(dir));
+    }
+  }
+
+  /**
+   * The chart's values for the install a kustomize directory makes. The Namespace too: kustomize
+   * creates it, the chart only when asked (namespace.create; Helm's --create-namespace otherwise).
+   */
+  static List<String> helmValues(String dir) {
+    var values = new ArrayList<>(List.of("namespace.create=true"));
+    if (dir.endsWith("cert-manager-every-component")) {
+      values.addAll(List.of("certificates.mode=cert-manager", "scheduler.enabled=true", "monitoring.enabled=true", "nodeAgent.enabled=true"));
+      return values;
+    }
+    switch (dir) {
+      case "manifests" -> {}
+      case "manifests/cert-manager" -> values.add("certificates.mode=cert-manager");
+      case "manifests/scheduler" -> values.add("scheduler.enabled=true");
+      case "manifests/monitoring" -> values.add("monitoring.enabled=true");
+      case "manifests/node-agent" -> values.add("nodeAgent.enabled=true");
+      default -> throw new IllegalArgumentException("no chart values make the install of " + dir);
+    }
+    return values;
+  }
+
+  /** Every install on both renderers: (renderer, dir). */
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> bothRenderers(List<String> dirs) {
+    return dirs.stream()
+        .flatMap(d -> java.util.Arrays.stream(Renderer.values()).map(r -> org.junit.jupiter.params.provider.Arguments.of(r, d)));
+  }
   /** Every install the README offers, plus one combination of components. */
   static final List<String> ALL =
       List.of("manifests", "manifests/cert-manager", "manifests/scheduler", "manifests/monitoring", "manifests/node-agent");

@@ -1,5 +1,7 @@
 package io.gpuadmission.manifests;
 
+import io.gpuadmission.manifests.Overlays.Renderer;
+import org.junit.jupiter.params.provider.MethodSource;
 import static io.gpuadmission.manifests.RenderedObjects.assertServicePortReachesHttps;
 import static io.gpuadmission.manifests.RenderedObjects.find;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -19,7 +21,6 @@ import java.net.URI;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The second scheduler: its KubeSchedulerConfiguration calls this service's extender paths over TLS
@@ -27,10 +28,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class SchedulerOverlayTest {
 
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"manifests/scheduler", "combined"})
-  void extenderIsThisServiceOverTlsWithItsCa(String dir) throws Exception {
-    var objects = Overlays.renderObjects("combined".equals(dir) ? Overlays.combined() : dir);
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("schedulerInstalls")
+  void extenderIsThisServiceOverTlsWithItsCa(Renderer renderer, String dir) throws Exception {
+    var objects = renderer.objects("combined".equals(dir) ? Overlays.combined() : dir);
     var configuration = schedulerConfiguration(objects);
     var extender = configuration.path("extenders").get(0);
 
@@ -106,10 +107,10 @@ class SchedulerOverlayTest {
    * write that Secret) or cert-manager issues (from the CA that signs the serving certificate, named
    * as the service expects its caller).
    */
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"manifests/scheduler", "combined"})
-  void schedulerPresentsTheClientCertificateTheServiceAccepts(String dir) throws Exception {
-    var objects = Overlays.renderObjects("combined".equals(dir) ? Overlays.combined() : dir);
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("schedulerInstalls")
+  void schedulerPresentsTheClientCertificateTheServiceAccepts(Renderer renderer, String dir) throws Exception {
+    var objects = renderer.objects("combined".equals(dir) ? Overlays.combined() : dir);
     var tls = schedulerConfiguration(objects).path("extenders").get(0).path("tlsConfig");
     var pod = ((Deployment) find(objects, "Deployment", "gpu-admission", "gpu-scheduler")).getSpec().getTemplate().getSpec();
     var secretName = io.gpuadmission.tls.CallerAuthConfig.class.getMethod("secretName").getAnnotation(io.smallrye.config.WithDefault.class).value();
@@ -141,10 +142,10 @@ class SchedulerOverlayTest {
     }
   }
 
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"manifests/scheduler", "combined"})
-  void policySendsGpuPodsToTheSchedulerProfile(String dir) throws Exception {
-    var objects = Overlays.renderObjects("combined".equals(dir) ? Overlays.combined() : dir);
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("schedulerInstalls")
+  void policySendsGpuPodsToTheSchedulerProfile(Renderer renderer, String dir) throws Exception {
+    var objects = renderer.objects("combined".equals(dir) ? Overlays.combined() : dir);
     var profile =
         schedulerConfiguration(objects).path("profiles").get(0).path("schedulerName").asText();
 
@@ -155,10 +156,10 @@ class SchedulerOverlayTest {
     assertThat(parsed.topology()).isEqualTo(PolicyParser.builtInDefault().topology());
   }
 
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"manifests/scheduler"})
-  void rbacIsUpstreamsSecondSchedulerRbacPlusItsOwnLease(String dir) throws Exception {
-    var objects = Overlays.renderObjects(dir);
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("schedulerInstall")
+  void rbacIsUpstreamsSecondSchedulerRbacPlusItsOwnLease(Renderer renderer, String dir) throws Exception {
+    var objects = renderer.objects(dir);
     var election = schedulerConfiguration(objects).path("leaderElection");
 
     assertThat(objects)
@@ -198,5 +199,13 @@ class SchedulerOverlayTest {
         .isEqualTo("kubescheduler.config.k8s.io/v1");
     assertThat(configuration.path("kind").asText()).isEqualTo("KubeSchedulerConfiguration");
     return configuration;
+  }
+
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> schedulerInstalls() {
+    return Overlays.bothRenderers(java.util.List.of("manifests/scheduler", "combined"));
+  }
+
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> schedulerInstall() {
+    return Overlays.bothRenderers(java.util.List.of("manifests/scheduler"));
   }
 }

@@ -1,5 +1,7 @@
 package io.gpuadmission.manifests;
 
+import io.gpuadmission.manifests.Overlays.Renderer;
+import org.junit.jupiter.params.provider.MethodSource;
 import static io.gpuadmission.manifests.RenderedObjects.find;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -25,10 +27,10 @@ class SchedulerWeightsTest {
   /** v1.32's default score plugins: TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, VolumeBinding 1, PodTopologySpread 2, InterPodAffinity 2, NodeResourcesBalancedAllocation 1, ImageLocality 1. */
   private static final long DEFAULT_RANGE = 1300;
 
-  @ParameterizedTest(name = "{0}")
-  @ValueSource(strings = {"manifests/scheduler", "combined"})
-  void secondSchedulersExtenderStepOutweighsItsProfilesScorePlugins(String dir) throws Exception {
-    var objects = Overlays.renderObjects("combined".equals(dir) ? Overlays.combined() : dir);
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("schedulerInstalls")
+  void secondSchedulersExtenderStepOutweighsItsProfilesScorePlugins(Renderer renderer, String dir) throws Exception {
+    var objects = renderer.objects("combined".equals(dir) ? Overlays.combined() : dir);
     var configMap = (ConfigMap) find(objects, "ConfigMap", "gpu-admission", "gpu-scheduler-config");
 
     var config = SchedulerConfiguration.parse(configMap.getData().get("config.yaml"), Optional.of("gpu-scheduler"));
@@ -87,5 +89,13 @@ class SchedulerWeightsTest {
       map.put((String) pairs[i], (Integer) pairs[i + 1]);
     }
     return map;
+  }
+
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> schedulerInstalls() {
+    return Overlays.bothRenderers(java.util.List.of("manifests/scheduler", "combined"));
+  }
+
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> schedulerInstall() {
+    return Overlays.bothRenderers(java.util.List.of("manifests/scheduler"));
   }
 }

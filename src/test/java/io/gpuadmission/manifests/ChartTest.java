@@ -1,0 +1,239 @@
+package io.gpuadmission.manifests;
+
+import static io.gpuadmission.manifests.RenderedObjects.deployment;
+import static io.gpuadmission.manifests.RenderedObjects.env;
+import static io.gpuadmission.manifests.RenderedObjects.find;
+import static io.gpuadmission.manifests.RenderedObjects.has;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.admissionregistration.v1.MutatingWebhookConfiguration;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
+import io.fabric8.kubernetes.api.model.rbac.Role;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** charts/gpu-admission beyond what kustomize also renders: lint, schema, values, hooks. */
+class ChartTest {
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(
+      strings = {
+        "",
+        "certificates.mode=cert-manager,scheduler.enabled=true,monitoring.enabled=true,nodeAgent.enabled=true,controlPlane.enabled=true",
+        "certificates.mode=secret,certificates.caBundle=Y2E=,networkPolicy.enabled=true,networkPolicy.apiServerCIDRs={10.0.0.5/32},namespace.create=true"
+      })
+  void lintsStrictlyClean(String values) throws Exception {
+    var command = new java.util.ArrayList<>(List.of(Chart.helm(), "lint", "--strict", Chart.DIR.toString(), "--namespace", Chart.NAMESPACE));
+    if (!values.isEmpty()) {
+      command.addAll(List.of("--set", values));
+    }
+    var result = Chart.run(command);
+    assertThat(result.exit()).as("%s%n%s", result.output(), result.error()).isZero();
+    assertThat(result.output()).contains("1 chart(s) linted, 0 chart(s) failed").doesNotContain("[WARNING]", "[ERROR]");
+  }
+
+  /** helm install ./charts/gpu-admission runs the image this checkout builds. */
+  @Test
+  void chartVersionAndAppVersionAreTheProjectVersion() throws Exception {
+    var pom = Files.readString(Path.of("pom.xml"));
+    var matcher = Pattern.compile("<artifactId>gpu-admission</artifactId>\\s*<version>([^<]+)</version>").matcher(pom);
+    assertThat(matcher.find()).isTrue();
+    var version = matcher.group(1);
+    var chart = Chart.file("Chart.yaml");
+    assertThat(chart).contains("\nversion: " + version + "\n").contains("\nappVersion: " + version + "\n");
+    var container = deployment(Overlays.objects(Chart.template(List.of())), "gpu-admission").getSpec().getTemplate().getSpec().getContainers().get(0);
+    assertThat(container.getImage()).isEqualTo("gpu-admission/gpu-admission:" + version);
+  }
+
+  /** What the build publishes (.mvn/helm-package.sh) renders what the chart directory renders. */
+  @Test
+  void packagedChartCarriesTheManifestsAndTheProjectVersion(@org.junit.jupiter.api.io.TempDir Path out) throws Exception {
+    var packaged = Chart.run(List.of("bash", ".mvn/helm-package.sh", "7.8.9", out.toString()));
+    assertThat(packaged.exit()).as(packaged.error()).isZero();
+    var archive = out.resolve("gpu-admission-7.8.9.tgz");
+    assertThat(archive).exists();
+
+    var fromArchive = Chart.run(List.of(Chart.helm(), "template", Chart.RELEASE, archive.toString(), "--namespace", Chart.NAMESPACE, "--set", "scheduler.enabled=true"));
+    assertThat(fromArchive.exit()).as(fromArchive.error()).isZero();
+    var objects = Overlays.objects(fromArchive.output());
+    assertThat(deployment(objects, "gpu-admission").getSpec().getTemplate().getSpec().getContainers().get(0).getImage())
+        .isEqualTo("gpu-admission/gpu-admission:7.8.9");
+    var directory = Overlays.objects(Chart.template(List.of("scheduler.enabled=true", "image.tag=7.8.9")));
+    assertThat(objects.stream().filter(o -> !o.getMetadata().getAnnotations().containsKey("helm.sh/hook")).toList())
+        .containsExactlyInAnyOrderElementsOf(directory);
+  }
+
+  @Test
+  void mistypedValuesFailNamingTheirKeys() throws Exception {
+    var result = Chart.templateResult(List.of("replicas=two", "monitoring.enable=true", "certificates.mode=certmanager", "networkPolicy.apiServerCIDRs={10.0.0.5}"));
+
+    assertThat(result.exit()).isNotZero();
+    assertThat(result.error())
+        .contains("- replicas: Invalid type. Expected: integer, given: string")
+        .contains("- monitoring: Additional property enable is not allowed")
+        .contains("- certificates.mode: certificates.mode must be one of the following: \"self-managed\", \"cert-manager\", \"secret\"")
+        .contains("- networkPolicy.apiServerCIDRs.0: Does not match pattern");
+  }
+
+  @Test
+  void installsOnlyIntoNamespaceGpuAdmission() throws Exception {
+    var result = Chart.run(List.of(Chart.helm(), "template", "x", Chart.DIR.toString(), "--namespace", "gpu"));
+    assertThat(result.exit()).isNotZero();
+    assertThat(result.error()).contains("namespace \"gpu\": install into namespace gpu-admission (helm install --namespace gpu-admission)");
+  }
+
+  @Test
+  void valuesSetTheWebhookPod() throws Exception {
+    var objects = Overlays.objects(Chart.template(List.of(
+        "replicas=3", "image.repository=registry.example/gpu-admission", "image.tag=1.2.3", "image.pullPolicy=Always",
+        "resources.requests.cpu=500m", "resources.limits.memory=512Mi", "jvmOptions=-Xmx192m",
+        "tolerations[0].key=gpu", "tolerations[0].operator=Exists", "nodeSelector.pool=system",
+        "priorityClassName=system-cluster-critical", "imagePullSecrets[0].name=registry",
+        "podLabels.team=platform", "podAnnotations.note=x", "commonLabels.owner=gpu-team", "commonAnnotations.ticket=T-1",
+        "nodeAgent.enabled=true")));
+
+    var webhook = deployment(objects, "gpu-admission");
+    var pod = webhook.getSpec().getTemplate();
+    var container = pod.getSpec().getContainers().get(0);
+    assertThat(webhook.getSpec().getReplicas()).isEqualTo(3);
+    assertThat(container.getImage()).isEqualTo("registry.example/gpu-admission:1.2.3");
+    assertThat(container.getImagePullPolicy()).isEqualTo("Always");
+    assertThat(container.getResources().getRequests()).isEqualTo(Map.of("cpu", new Quantity("500m")));
+    assertThat(container.getResources().getLimits()).isEqualTo(Map.of("memory", new Quantity("512Mi")));
+    assertThat(env(container, "JAVA_OPTS_APPEND")).isEqualTo("-Xmx192m");
+    assertThat(pod.getSpec().getTolerations()).extracting(t -> t.getKey() + " " + t.getOperator()).containsExactly("gpu Exists");
+    assertThat(pod.getSpec().getNodeSelector()).isEqualTo(Map.of("pool", "system"));
+    assertThat(pod.getSpec().getPriorityClassName()).isEqualTo("system-cluster-critical");
+    assertThat(pod.getSpec().getImagePullSecrets()).extracting(s -> s.getName()).containsExactly("registry");
+    assertThat(pod.getMetadata().getLabels()).isEqualTo(Map.of("app.kubernetes.io/name", "gpu-admission", "team", "platform"));
+    assertThat(pod.getMetadata().getAnnotations()).containsEntry("note", "x").containsEntry("prometheus.io/scrape", "true");
+    assertThat(webhook.getSpec().getSelector().getMatchLabels()).isEqualTo(Map.of("app.kubernetes.io/name", "gpu-admission"));
+    assertThat(objects).allSatisfy(o -> {
+      assertThat(o.getMetadata().getLabels()).containsEntry("owner", "gpu-team");
+      assertThat(o.getMetadata().getAnnotations()).containsEntry("ticket", "T-1");
+    });
+    var agent = (io.fabric8.kubernetes.api.model.apps.DaemonSet) find(objects, "DaemonSet", "gpu-admission-node", "gpu-admission-node-agent");
+    assertThat(agent.getSpec().getTemplate().getSpec().getContainers()).extracting(c -> c.getImage()).containsOnly("registry.example/gpu-admission:1.2.3");
+    assertThat(RestrictedProfile.violations(pod.getSpec())).isEmpty();
+  }
+
+  /** secret mode: cert-manager's Deployment and RBAC, without cert-manager, and the CA from values. */
+  @Test
+  void providedSecretServesTheCertificateWithTheValuesCaInTheWebhooks() throws Exception {
+    var objects = Overlays.objects(Chart.template(List.of("certificates.mode=secret", "certificates.caBundle=Q0EgUEVN")));
+    var certManager = Overlays.renderObjects("manifests/cert-manager");
+
+    assertThat(deployment(objects, "gpu-admission")).isEqualTo(deployment(certManager, "gpu-admission"));
+    assertThat(RenderedObjects.webhookClientConfigs(objects)).hasSize(5).allSatisfy(c -> assertThat(c.getCaBundle()).isEqualTo("Q0EgUEVN"));
+    assertThat(objects).noneMatch(o -> o.getMetadata().getName().equals("gpu-admission-certificates"));
+    assertThat(objects).noneMatch(o -> o.getKind().equals("Certificate") || o.getKind().equals("Issuer"));
+    assertThat(((MutatingWebhookConfiguration) find(objects, "MutatingWebhookConfiguration", null, "gpu-admission")).getMetadata().getAnnotations()).isNullOrEmpty();
+
+    var missing = Chart.templateResult(List.of("certificates.mode=secret"));
+    assertThat(missing.exit()).isNotZero();
+    assertThat(missing.error()).contains("certificates.caBundle: with certificates.mode secret, give the CA that signed Secret gpu-admission-tls");
+  }
+
+  /**
+   * helm uninstall deletes kinds it does not know (webhook configurations) after the Service and
+   * the Deployment: the pre-delete hook deletes the webhook configurations first, with a grant for
+   * nothing else, from a pod Pod Security restricted admits.
+   */
+  @Test
+  void preDeleteHookRemovesTheWebhookConfigurationsFirstWithJustThatRight() throws Exception {
+    var hooks = Overlays.objects(String.join("\n---\n", Chart.hooks(List.of(), "--skip-tests")));
+    var install = Overlays.objects(Chart.template(List.of()));
+
+    assertThat(hooks).allSatisfy(h -> assertThat(h.getMetadata().getAnnotations()).containsEntry("helm.sh/hook", "pre-delete"));
+    var job = (Job) find(hooks, "Job", "gpu-admission", "gpu-admission-uninstall");
+    var pod = job.getSpec().getTemplate().getSpec();
+    assertThat(pod.getContainers().get(0).getArgs())
+        .containsExactly("delete", "mutatingwebhookconfiguration,validatingwebhookconfiguration", "gpu-admission", "--ignore-not-found", "--wait=false");
+    assertThat(has(install, "MutatingWebhookConfiguration", null, "gpu-admission")).isTrue();
+    assertThat(has(install, "ValidatingWebhookConfiguration", null, "gpu-admission")).isTrue();
+    assertThat(RestrictedProfile.violations(pod)).isEmpty();
+    assertThat(Integer.parseInt(job.getMetadata().getAnnotations().get("helm.sh/hook-weight")))
+        .isGreaterThan(Integer.parseInt(find(hooks, "ClusterRoleBinding", null, "gpu-admission-uninstall").getMetadata().getAnnotations().get("helm.sh/hook-weight")));
+    var grants = RbacGrant.of(hooks, "gpu-admission", "gpu-admission-uninstall");
+    assertThat(grants).extracting(Object::toString).hasSize(2);
+    assertThat(((ClusterRole) find(hooks, "ClusterRole", null, "gpu-admission-uninstall")).getRules())
+        .extracting(r -> r.getApiGroups() + " " + r.getResources() + " " + r.getResourceNames() + " " + r.getVerbs())
+        .containsExactly("[admissionregistration.k8s.io] [mutatingwebhookconfigurations, validatingwebhookconfigurations] [gpu-admission] [delete]");
+  }
+
+  /** helm test: a GPU pod the webhook must see, created with --dry-run=server, must come back mutated. */
+  @Test
+  void helmTestDryRunCreatesAGpuPodTheWebhookMutates() throws Exception {
+    var documents = Chart.hooks(List.of("tests.namespace=ml"));
+    var tests = Overlays.objects(String.join("\n---\n", documents.stream().filter(d -> d.contains("helm.sh/hook: test")).toList()));
+    var install = Overlays.objects(Chart.template(List.of()));
+
+    var probe = (Pod) find(tests, "Pod", "gpu-admission", "gpu-admission-test");
+    assertThat(probe.getSpec().getContainers().get(0).getArgs())
+        .containsExactly("create", "--dry-run=server", "-f", "/etc/gpu-admission-test/pod.yaml", "-o",
+            "jsonpath={.metadata.annotations.gpu-admission\\.io/mutated}", "--allow-missing-template-keys=false");
+    assertThat(RestrictedProfile.violations(probe.getSpec())).isEmpty();
+    var gpuPod = (Pod) Overlays.objects(((ConfigMap) find(tests, "ConfigMap", "gpu-admission", "gpu-admission-test")).getData().get("pod.yaml")).get(0);
+    assertThat(gpuPod.getMetadata().getNamespace()).isEqualTo("ml");
+    assertThat(gpuPod.getSpec().getContainers().get(0).getResources().getLimits()).containsOnlyKeys("aliyun.com/gpu-mem");
+    var policy = ((ConfigMap) find(install, "ConfigMap", "gpu-admission", "gpu-admission-policy")).getData().get("policy.yaml");
+    assertThat(io.gpuadmission.policy.PolicyParser.parse(policy).exemptNamespaces()).doesNotContain("ml");
+    assertThat(io.gpuadmission.policy.PolicyParser.parse(policy).gpuResources()).contains("aliyun.com/gpu-mem");
+    var role = (Role) find(tests, "Role", "ml", "gpu-admission-test");
+    assertThat(role.getRules()).extracting(r -> r.getResources() + " " + r.getVerbs()).containsExactly("[pods] [create]");
+  }
+
+  /**
+   * The install notes print the control-plane stanza itself, from manifests/control-plane. helm
+   * install --dry-run needs a cluster: the notes are rendered here by a copy of the chart that
+   * renders NOTES.txt into a ConfigMap with tpl.
+   */
+  @Test
+  void notesPrintTheControlPlaneStanzaAndWhatUninstallLeaves() throws Exception {
+    var notes = notes(List.of("controlPlane.enabled=true"));
+    for (var line : Files.readAllLines(Path.of("manifests/control-plane/kube-scheduler-config.yaml"))) {
+      assertThat(notes).contains(line.isBlank() ? "" : "  " + line);
+    }
+    assertThat(notes)
+        .contains("helm uninstall first removes the webhook configurations (a pre-delete\nhook), then the rest; it leaves the service's CA and certificate (Secret gpu-admission-tls), the placement Lease (gpu-admission-placement) and the namespace");
+    assertThat(notes(List.of("certificates.mode=cert-manager"))).doesNotContain("extenders:").contains("it leaves cert-manager's Secrets gpu-admission-ca and gpu-admission-tls,");
+  }
+
+  private static String notes(List<String> values) throws Exception {
+    var copy = Path.of("target", "chart-notes").toAbsolutePath();
+    if (Files.exists(copy)) {
+      try (var walk = Files.walk(copy)) {
+        walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
+    var source = Chart.DIR.toAbsolutePath();
+    Files.createDirectories(copy.resolve("templates"));
+    for (var name : List.of("Chart.yaml", "values.yaml", "values.schema.json")) {
+      Files.createSymbolicLink(copy.resolve(name), source.resolve(name));
+    }
+    Files.createSymbolicLink(copy.resolve("manifests"), Path.of("manifests").toAbsolutePath());
+    try (var templates = Files.list(source.resolve("templates"))) {
+      for (var template : templates.filter(t -> t.getFileName().toString().startsWith("_")).toList()) {
+        Files.createSymbolicLink(copy.resolve("templates").resolve(template.getFileName()), template);
+      }
+    }
+    Files.copy(source.resolve("templates/NOTES.txt"), copy.resolve("notes.txt"));
+    Files.writeString(copy.resolve("templates/notes.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\ndata:\n  notes: {{ tpl (.Files.Get \"notes.txt\") . | quote }}\n");
+    var command = new java.util.ArrayList<>(List.of(Chart.helm(), "template", Chart.RELEASE, copy.toString(), "--namespace", Chart.NAMESPACE));
+    values.forEach(v -> command.addAll(List.of("--set", v)));
+    var result = Chart.run(command);
+    assertThat(result.exit()).as(result.error()).isZero();
+    return ((ConfigMap) Overlays.objects(result.output()).get(0)).getData().get("notes");
+  }
+}
