@@ -21,11 +21,21 @@ import org.jboss.logging.Logger;
  * they are not, requests are answered from the caches as they were (nothing in the request path
  * calls the API server); this only makes the staleness visible, in health data and metrics, and
  * in one log line when contact is lost and one when it returns.
+ *
+ * <p>An informer renews its watch routinely, and is not watching meanwhile: fabric8 ends each watch
+ * after 5 to 10 minutes and opens the next one after its reconnect interval (a second by default),
+ * or the API server ends it; the next one may be answered 410 Gone and retried. With a handful of
+ * informers that is a renewal every minute or two, on a healthy API server. So contact counts as lost only once an
+ * informer has not been watching for {@link #RENEWAL_GRACE} without a break: a renewal takes a
+ * second or two, while against an API server that does not answer (or refuses) every retry fails
+ * and the informer stays without a watch.
  */
 @ApplicationScoped
 public class ClusterContact {
   private static final Logger LOG = Logger.getLogger(ClusterContact.class);
   static final Duration CHECK_EVERY = Duration.ofSeconds(1);
+  /** For how long an informer may be without a watch before contact counts as lost. */
+  public static final Duration RENEWAL_GRACE = Duration.ofSeconds(10);
 
   private final ClusterConnection cluster;
   private final LongSupplier nanoTime;
@@ -68,7 +78,11 @@ public class ClusterContact {
     }
   }
 
-  /** Looks at every running informer once; runs every {@link #CHECK_EVERY}. */
+  /**
+   * Looks at every running informer once; runs every {@link #CHECK_EVERY}. Connected once all watch
+   * (the first time: once they have listed and watch); lost once one has been without a watch for
+   * {@link #RENEWAL_GRACE} since all last watched.
+   */
   void check() {
     var running = informers.get();
     var watching = !running.isEmpty() && running.stream().allMatch(SharedIndexInformer::isWatching);
@@ -78,15 +92,20 @@ public class ClusterContact {
         LOG.infof("informers are watching the API server again after %d s", (now - lastContactNanos) / 1_000_000_000L);
       }
       everConnected = true;
+      connected = true;
       lastContactNanos = now;
-    } else if (connected) {
+    } else if (connected && now - lastContactNanos >= RENEWAL_GRACE.toNanos()) {
       LOG.warnf(
-          "informers lost the API server: answering from the last known nodes, pods and policy until they reconnect");
+          "informers lost the API server (not watching for %d s): answering from the last known nodes, pods and policy until they reconnect",
+          (now - lastContactNanos) / 1_000_000_000L);
+      connected = false;
     }
-    connected = watching;
   }
 
-  /** True when there is a cluster and every informer is watching it. */
+  /**
+   * True when there is a cluster and every informer is watching it, or was less than {@link
+   * #RENEWAL_GRACE} ago (renewing its watch).
+   */
   public boolean connected() {
     return connected;
   }
@@ -96,7 +115,10 @@ public class ClusterContact {
     return cluster.available();
   }
 
-  /** Seconds since every informer was last seen watching (since start-up if never); 0 when connected. */
+  /**
+   * Seconds since every informer was last seen watching (since start-up if never); 0 while
+   * connected, renewals included.
+   */
   public long secondsSinceContact() {
     if (!cluster.available() || connected) {
       return 0;

@@ -15,22 +15,18 @@ import io.gpuadmission.placement.PodBinder;
 import io.gpuadmission.placement.WorkloadInspection;
 import io.gpuadmission.policy.PolicyStore;
 import io.smallrye.common.annotation.NonBlocking;
-import io.vertx.core.http.HttpServerRequest;
-import io.vertx.core.http.HttpVersion;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
-import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -129,13 +125,13 @@ public class ExtenderResource {
   @NonBlocking
   @Consumes(MediaType.WILDCARD)
   @Produces(MediaType.APPLICATION_JSON)
-  public CompletionStage<Response> bind(byte[] body, @Context HttpServerRequest request) {
+  public CompletionStage<Response> bind(byte[] body) {
     // Binds wait on the API server: on their own threads, so that a slow or absent API server
     // cannot take the worker pool that health checks and admission reviews need.
-    return CompletableFuture.supplyAsync(() -> bindNow(body, request), binds.executor());
+    return CompletableFuture.supplyAsync(() -> bindNow(body), binds.executor());
   }
 
-  private Response bindNow(byte[] body, HttpServerRequest request) {
+  private Response bindNow(byte[] body) {
     ExtenderWire.BindingArgs args;
     try {
       args = ExtenderCodec.bindingArgs(body);
@@ -151,14 +147,9 @@ public class ExtenderResource {
     var outcome = binder.bindIfLeading(bindRequest);
     if (outcome.isEmpty()) {
       // Only the Lease holder binds, and the leader-only Service sends new connections to it (see
-      // cluster.LeaderPodLabel). kube-scheduler keeps one (HTTP/2) connection, which may have been
-      // opened while this replica led: close it gracefully so that the retry opens a new one.
+      // cluster.LeaderPodLabel). This connection may have been opened while this replica led:
+      // close it after the answer, so that kube-scheduler's retry opens one to the leader.
       metrics.record("bind", "not_leader");
-      if (request.version() == HttpVersion.HTTP_2) {
-        request.connection().shutdown(5, TimeUnit.SECONDS);
-        return bound(binder.notLeader());
-      }
-      // HTTP/1.1 (a scheduler without HTTP/2): the same, by closing after this answer.
       return Response.fromResponse(bound(binder.notLeader())).header("Connection", "close").build();
     }
     var error = outcome.get();

@@ -23,7 +23,8 @@ import org.jboss.logging.Logger;
 /**
  * Bind: refuse a pod that is already bound (saying where), re-check the node against the pod's own
  * node selection and GPU resources ({@link NodeEligibility}) and against the ledger, choose the
- * GPUs and reserve them, write the choice on the pod in one patch, then create the pod's Binding.
+ * GPUs and reserve them, write the choice on the pod in one patch (on condition that the pod is
+ * still as bind read it), then create the pod's Binding.
  * A failure at any step undoes the reservation and comes back as the error kube-scheduler shows
  * (it then retries the pod). Only the leader binds (see {@link LeaderGate}).
  */
@@ -154,7 +155,7 @@ public final class PodBinder {
       }
     }
     var ack = policies.get().topology().ackAnnotations() && TopologyJob.of(pod, policies.get().topology()).isPresent();
-    var error = annotate(request, claim, ack);
+    var error = annotate(request, pod, claim, ack);
     if (error.isEmpty() && !gate.leading()) {
       // The renew deadline passed while the patch was out (a slow API server): another replica may
       // lead once the Lease expires, and its Binding must not race ours for these GPUs.
@@ -198,8 +199,14 @@ public final class PodBinder {
     return Optional.empty();
   }
 
-  /** One merge patch with every annotation of the choice ({@code ack}: ACK's topology ones too). */
-  private String annotate(BindRequest request, GpuClaim claim, boolean ack) {
+  /**
+   * One merge patch with every annotation of the choice ({@code ack}: ACK's topology ones too),
+   * on condition that the pod is still as bind read it: the patch carries the pod's
+   * resourceVersion, which the API server checks before applying it. A patch that arrives late (a
+   * replica that lost its Lease while the patch was on its way) then cannot overwrite the choice
+   * of the replica that bound the pod meanwhile; its 409 is answered as the lost race it is.
+   */
+  private String annotate(BindRequest request, Pod read, GpuClaim claim, boolean ack) {
     Map<String, String> annotations =
         claim.whole()
             ? GpuAnnotations.whole(claim.gpus(), ack)
@@ -208,13 +215,36 @@ public final class PodBinder {
                 claim.memory(),
                 ledger.capacity(claim.node()).map(c -> c.memory().get(claim.gpus().get(0))).orElse(0L),
                 clock.instant());
-    var patch = client.getKubernetesSerialization().asJson(Map.of("metadata", Map.of("annotations", annotations)));
+    var metadata = new java.util.LinkedHashMap<String, Object>();
+    if (read.getMetadata().getResourceVersion() != null) {
+      metadata.put("resourceVersion", read.getMetadata().getResourceVersion());
+    }
+    metadata.put("annotations", annotations);
+    var patch = client.getKubernetesSerialization().asJson(Map.of("metadata", metadata));
     try {
       client.pods().inNamespace(request.namespace()).withName(request.podName()).patch(PatchContext.of(PatchType.JSON_MERGE), patch);
       return "";
     } catch (KubernetesClientException e) {
+      if (e.getCode() == 409) {
+        return lostRace(request, read);
+      }
       return "annotating pod " + request.pod() + " failed: " + message(e);
     }
+  }
+
+  /** Why the annotations' patch met a pod changed since bind read it: bound by another replica, or updated. */
+  private String lostRace(BindRequest request, Pod read) {
+    Pod now;
+    try {
+      now = client.pods().inNamespace(request.namespace()).withName(request.podName()).get();
+    } catch (KubernetesClientException e) {
+      now = null;
+    }
+    if (now != null && now.getSpec() != null && now.getSpec().getNodeName() != null && !now.getSpec().getNodeName().isEmpty()) {
+      return "lost the race to bind: " + alreadyBound(request, now);
+    }
+    return "pod " + request.pod() + " changed while it was being bound (resourceVersion " + read.getMetadata().getResourceVersion()
+        + " is no longer current); nothing was written, retry";
   }
 
   private String createBinding(BindRequest request, Pod pod) {

@@ -95,6 +95,28 @@ public final class BindingApiServer extends Dispatcher {
     onPodPatch = action;
   }
 
+  /**
+   * What another replica's bind does, in-process (so that it can run inside {@link #onPodPatch}):
+   * writes {@code annotations} on the pod, then binds it to {@code node}.
+   */
+  public synchronized void bindAsAnotherReplica(String namespace, String pod, String node, Map<String, String> annotations) {
+    var podPath = "/api/v1/namespaces/" + namespace + "/pods/" + pod;
+    var patch = JSON.asJson(Map.of("metadata", Map.of("annotations", annotations)));
+    crud.dispatch(request(HttpMethod.PATCH, podPath, patch, "application/merge-patch+json"));
+    var binding = new io.fabric8.kubernetes.api.model.BindingBuilder().withNewMetadata().withName(pod).withNamespace(namespace).endMetadata()
+        .withNewTarget().withKind("Node").withName(node).endTarget().build();
+    var answer = bind(namespace, binding);
+    if (answer.code() != 201) {
+      throw new IllegalStateException("another replica's bind failed: " + answer.getBody().readUtf8());
+    }
+  }
+
+  /** Sets a label on the pod, in-process (an update by someone else; it bumps the resourceVersion). */
+  public void labelInProcess(String namespace, String pod, String key, String value) {
+    var patch = JSON.asJson(Map.of("metadata", Map.of("labels", Map.of(key, value))));
+    crud.dispatch(request(HttpMethod.PATCH, "/api/v1/namespaces/" + namespace + "/pods/" + pod, patch, "application/merge-patch+json"));
+  }
+
   /** The requests of the clients that send this User-Agent (fabric8's Config.userAgent). */
   public static Predicate<RecordedRequest> from(String userAgent) {
     return request -> userAgent.equals(request.getHeader("User-Agent"));

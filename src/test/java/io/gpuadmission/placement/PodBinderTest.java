@@ -329,4 +329,68 @@ class PodBinderTest {
     assertThat(client.pods().inNamespace(NS).withName("notebook-8g").get().getSpec().getNodeName()).isNull();
     assertThat(ledger.claims()).isEmpty();
   }
+
+  /**
+   * The old leader read the pod; before its annotations' patch lands, the new leader binds the pod
+   * (GPU 1 of gpu-share-b). The late patch carries the resourceVersion bind read, so the API server
+   * refuses it: the new leader's annotations stay, no second Binding is made, the error says why.
+   */
+  @Test
+  void aLatePatchOfAnOldLeaderDoesNotOverwriteTheChoiceOfThePodsBind() {
+    var pod = create("pod-share-8g.yaml");
+    var bindings = api.bindings().created();
+    var newLeaders =
+        Map.of(
+            "ALIYUN_COM_GPU_MEM_IDX", "1",
+            "ALIYUN_COM_GPU_MEM_POD", "8",
+            "ALIYUN_COM_GPU_MEM_DEV", "15",
+            "ALIYUN_COM_GPU_MEM_ASSIGNED", "false",
+            "ALIYUN_COM_GPU_MEM_ASSUME_TIME", "1795323601000000000");
+    var once = new java.util.concurrent.atomic.AtomicBoolean();
+    api.bindings().onPodPatch(() -> {
+      if (once.compareAndSet(false, true)) {
+        api.bindings().bindAsAnotherReplica(NS, "notebook-8g", "gpu-share-b", newLeaders);
+      }
+    });
+    try {
+      assertThat(binder.bind(request(pod, "gpu-share-a")))
+          .isEqualTo("lost the race to bind: pod ml-team-a/notebook-8g is already bound to node gpu-share-b"
+              + " (GPU 1, 8GiB of aliyun.com/gpu-mem); a pod is bound only once");
+    } finally {
+      api.bindings().onPodPatch(() -> {});
+    }
+
+    var after = client.pods().inNamespace(NS).withName("notebook-8g").get();
+    assertThat(after.getMetadata().getAnnotations()).containsExactlyInAnyOrderEntriesOf(newLeaders);
+    assertThat(after.getSpec().getNodeName()).isEqualTo("gpu-share-b");
+    assertThat(api.bindings().created()).isEqualTo(bindings + 1);
+    assertThat(ledger.claims()).isEmpty();
+  }
+
+  /** A pod updated (not bound) between bind's read and its patch: nothing is written, kube-scheduler retries. */
+  @Test
+  void aPodUpdatedBetweenReadAndPatchIsNotAnnotatedOrBound() {
+    var pod = create("pod-share-8g.yaml");
+    var bindings = api.bindings().created();
+    var once = new java.util.concurrent.atomic.AtomicBoolean();
+    api.bindings().onPodPatch(() -> {
+      if (once.compareAndSet(false, true)) {
+        api.bindings().labelInProcess(NS, "notebook-8g", "touched", "yes");
+      }
+    });
+    try {
+      assertThat(binder.bind(request(pod, "gpu-share-a")))
+          .isEqualTo("pod ml-team-a/notebook-8g changed while it was being bound (resourceVersion " + pod.getMetadata().getResourceVersion()
+              + " is no longer current); nothing was written, retry");
+    } finally {
+      api.bindings().onPodPatch(() -> {});
+    }
+
+    var after = client.pods().inNamespace(NS).withName("notebook-8g").get();
+    assertThat(after.getMetadata().getAnnotations()).isNullOrEmpty();
+    assertThat(after.getSpec().getNodeName()).isNull();
+    assertThat(api.bindings().created()).isEqualTo(bindings);
+    assertThat(ledger.claims()).isEmpty();
+    assertThat(binder.bind(request(pod, "gpu-share-a"))).isEmpty();
+  }
 }
