@@ -45,11 +45,43 @@ public class NodeAgentMode {
     }
     kubelet = new PodResourcesClient(config.socket(), config.callTimeout());
     var index = DeviceIndex.fromDriver(config.nvidiaGpus(), Clock.systemUTC());
-    var settings = new NodeAgent.Settings(node, new HashSet<>(config.resources()), config.period());
+    var settings = new NodeAgent.Settings(node, new HashSet<>(config.resources()), config.period(), pluginSettings(node));
     agent = NodeAgent.create(cluster.client(), kubelet, index, settings, Clock.systemUTC()).start();
     health = NodeHealthListener.start(vertx, config.healthPort(),
         new NodeAgentHealth(agent, config.period(), config.callTimeout(), Clock.systemUTC()));
   }
+
+  /** The device plugin's settings when this node is to have one. */
+  private Optional<DevicePlugin.Settings> pluginSettings(String node) {
+    var plugin = config.devicePlugin();
+    var serve = switch (plugin.serve()) {
+      case ALWAYS -> true;
+      case NEVER -> false;
+      case TOPOLOGY_NODES -> topologyNode(node);
+    };
+    if (!serve) {
+      return Optional.empty();
+    }
+    Optional<io.gpuadmission.allocator.LinkMatrix> links = plugin.topologyFile().map(file -> {
+      try {
+        return io.gpuadmission.allocator.TopologyParser.parse(java.nio.file.Files.readString(file));
+      } catch (java.io.IOException | IllegalArgumentException e) {
+        throw new IllegalStateException("gpu-admission.node-agent.device-plugin.topology-file " + file + ": " + e.getMessage(), e);
+      }
+    });
+    return Optional.of(new DevicePlugin.Settings(plugin.dir(), plugin.resources(), plugin.handover(), config.nvidiaGpus(),
+        plugin.pciDevices(), links, new HashSet<>(config.resources()), config.callTimeout()));
+  }
+
+  /** Whether the node carries ACK's topology label (read once: relabelling takes effect when the agent restarts). */
+  private boolean topologyNode(String node) {
+    var found = cluster.client().nodes().withName(node).get();
+    var labels = found == null || found.getMetadata().getLabels() == null ? java.util.Map.<String, String>of() : found.getMetadata().getLabels();
+    return TOPOLOGY_VALUE.equals(labels.get(TOPOLOGY_LABEL));
+  }
+
+  static final String TOPOLOGY_LABEL = "ack.node.gpu.schedule";
+  static final String TOPOLOGY_VALUE = "topology";
 
   void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
     if (health != null) {

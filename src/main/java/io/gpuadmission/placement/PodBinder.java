@@ -154,7 +154,7 @@ public final class PodBinder {
       }
     }
     var ack = policies.get().topology().ackAnnotations() && TopologyJob.of(pod, policies.get().topology()).isPresent();
-    var error = annotate(request, claim, ack);
+    var error = annotate(request, pod, claim, ack);
     if (error.isEmpty() && !gate.leading()) {
       // The renew deadline passed while the patch was out (a slow API server): another replica may
       // lead once the Lease expires, and its Binding must not race ours for these GPUs.
@@ -199,10 +199,10 @@ public final class PodBinder {
   }
 
   /** One merge patch with every annotation of the choice ({@code ack}: ACK's topology ones too). */
-  private String annotate(BindRequest request, GpuClaim claim, boolean ack) {
+  private String annotate(BindRequest request, Pod pod, GpuClaim claim, boolean ack) {
     Map<String, String> annotations =
         claim.whole()
-            ? GpuAnnotations.whole(claim.gpus(), ack)
+            ? withSplit(GpuAnnotations.whole(claim.gpus(), ack), pod, claim.gpus())
             : GpuAnnotations.share(
                 claim.gpus().get(0),
                 claim.memory(),
@@ -215,6 +215,22 @@ public final class PodBinder {
     } catch (KubernetesClientException e) {
       return "annotating pod " + request.pod() + " failed: " + message(e);
     }
+  }
+
+  /**
+   * Whole GPUs: also each container's part ({@link ContainerGpus}), which the node agent's device
+   * plugin hands to that container.
+   */
+  private Map<String, String> withSplit(Map<String, String> annotations, Pod pod, java.util.List<Integer> gpus) {
+    var topology = policies.get().topology();
+    var split = ContainerGpus.split(pod, gpus, c -> io.gpuadmission.pod.PodResources.amount(c, topology.resourceName())
+        .add(io.gpuadmission.pod.PodResources.amount(c, topology.wholeGpuResource())).intValue());
+    if (split.isEmpty() || split.get().isEmpty()) {
+      return annotations;
+    }
+    var out = new java.util.LinkedHashMap<>(annotations);
+    out.put(ContainerGpus.CONTAINER_GPUS, ContainerGpus.format(split.get()));
+    return out;
   }
 
   private String createBinding(BindRequest request, Pod pod) {

@@ -49,6 +49,10 @@ class NodeAgentManifestsTest {
     return NodeAgentConfig.class.getMethod(setting).getAnnotation(WithDefault.class).value();
   }
 
+  private static String defaultOfPlugin(String setting) throws NoSuchMethodException {
+    return NodeAgentConfig.DevicePluginConfig.class.getMethod(setting).getAnnotation(WithDefault.class).value();
+  }
+
   @Test
   void daemonSetRunsTheAgentOnGpuNodesWithThePodResourcesDirectoryReadOnly() throws Exception {
     var objects = Overlays.renderObjects("manifests/node-agent");
@@ -59,13 +63,22 @@ class NodeAgentManifestsTest {
     assertThat(container.getEnv()).filteredOn(e -> e.getName().equals("GPU_ADMISSION_NODE_AGENT_NODE_NAME"))
         .singleElement().satisfies(e -> assertThat(e.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("spec.nodeName"));
     var socketDir = Path.of(defaultOf("socket")).getParent().toString();
-    var volume = pod.getVolumes().stream().filter(v -> v.getHostPath() != null).toList();
+    var volume = pod.getVolumes().stream().filter(v -> v.getHostPath() != null && v.getName().equals("pod-resources")).toList();
     assertThat(volume).singleElement().satisfies(v -> {
       assertThat(v.getHostPath().getPath()).isEqualTo(socketDir);
       assertThat(v.getHostPath().getType()).isEqualTo("Directory");
       assertThat(container.getVolumeMounts()).filteredOn(m -> m.getName().equals(v.getName())).singleElement().satisfies(m -> {
         assertThat(m.getMountPath()).isEqualTo(socketDir);
         assertThat(m.getReadOnly()).isTrue();
+      });
+    });
+    // The device plugin's directory (its socket and the kubelet's registration socket), writable.
+    var plugins = pod.getVolumes().stream().filter(v -> v.getHostPath() != null && v.getName().equals("device-plugins")).toList();
+    assertThat(plugins).singleElement().satisfies(v -> {
+      assertThat(v.getHostPath().getPath()).isEqualTo(defaultOfPlugin("dir"));
+      assertThat(container.getVolumeMounts()).filteredOn(m -> m.getName().equals(v.getName())).singleElement().satisfies(m -> {
+        assertThat(m.getMountPath()).isEqualTo(defaultOfPlugin("dir"));
+        assertThat(m.getReadOnly()).isNotEqualTo(Boolean.TRUE);
       });
     });
     // The driver's GPU table is read from the container's own /proc, which shows the host's.
@@ -103,6 +116,8 @@ class NodeAgentManifestsTest {
     assertThat(RestrictedProfile.violations(pod)).containsExactly(
         "spec.volumes[pod-resources].hostPath",
         "spec.volumes[pod-resources]: type not allowed by restricted",
+        "spec.volumes[device-plugins].hostPath",
+        "spec.volumes[device-plugins]: type not allowed by restricted",
         "spec.securityContext.runAsUser: 0",
         "containers[node-agent].securityContext.runAsNonRoot must be true (here or for the pod)");
     var context = pod.getContainers().get(0).getSecurityContext();
