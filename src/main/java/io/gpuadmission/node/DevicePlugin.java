@@ -86,6 +86,16 @@ public final class DevicePlugin implements AutoCloseable {
     servers.forEach(DevicePluginServer::ensureRegistered);
   }
 
+  static final String TOPOLOGY_LABEL = "ack.node.gpu.schedule";
+  static final String TOPOLOGY_VALUE = "topology";
+
+  /** Whether the node carries ACK's topology label (read once at start: relabelling takes effect when the agent restarts). */
+  public static boolean topologyNode(KubernetesClient client, String node) {
+    var found = client.nodes().withName(node).get();
+    var labels = found == null || found.getMetadata().getLabels() == null ? Map.<String, String>of() : found.getMetadata().getLabels();
+    return TOPOLOGY_VALUE.equals(labels.get(TOPOLOGY_LABEL));
+  }
+
   /** Each agent round: register again if needed, re-read the driver's table, learn what the kubelet says pods hold. */
   void round(Optional<Map<String, PodGpus>> held) {
     if (devices.refresh()) {

@@ -57,7 +57,7 @@ public class NodeAgentMode {
     var serve = switch (plugin.serve()) {
       case ALWAYS -> true;
       case NEVER -> false;
-      case TOPOLOGY_NODES -> topologyNode(node);
+      case TOPOLOGY_NODES -> DevicePlugin.topologyNode(cluster.client(), node);
     };
     if (!serve) {
       return Optional.empty();
@@ -72,16 +72,6 @@ public class NodeAgentMode {
     return Optional.of(new DevicePlugin.Settings(plugin.dir(), plugin.resources(), plugin.handover(), config.nvidiaGpus(),
         plugin.pciDevices(), links, new HashSet<>(config.resources()), config.callTimeout()));
   }
-
-  /** Whether the node carries ACK's topology label (read once: relabelling takes effect when the agent restarts). */
-  private boolean topologyNode(String node) {
-    var found = cluster.client().nodes().withName(node).get();
-    var labels = found == null || found.getMetadata().getLabels() == null ? java.util.Map.<String, String>of() : found.getMetadata().getLabels();
-    return TOPOLOGY_VALUE.equals(labels.get(TOPOLOGY_LABEL));
-  }
-
-  static final String TOPOLOGY_LABEL = "ack.node.gpu.schedule";
-  static final String TOPOLOGY_VALUE = "topology";
 
   void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
     if (health != null) {

@@ -218,14 +218,15 @@ public final class PodBinder {
   }
 
   /**
-   * Whole GPUs: also each container's part ({@link ContainerGpus}), which the node agent's device
-   * plugin hands to that container.
+   * Whole GPUs: also each container's part ({@link ContainerGpus}) when more than one container
+   * asks GPUs, which the node agent's device plugin hands to that container.
    */
   private Map<String, String> withSplit(Map<String, String> annotations, Pod pod, java.util.List<Integer> gpus) {
     var topology = policies.get().topology();
     var split = ContainerGpus.split(pod, gpus, c -> io.gpuadmission.pod.PodResources.amount(c, topology.resourceName())
         .add(io.gpuadmission.pod.PodResources.amount(c, topology.wholeGpuResource())).intValue());
-    if (split.isEmpty() || split.get().isEmpty()) {
+    if (split.isEmpty() || split.get().size() < 2) {
+      // One container: its part is the pod's indices, which the plugin reads as such.
       return annotations;
     }
     var out = new java.util.LinkedHashMap<>(annotations);

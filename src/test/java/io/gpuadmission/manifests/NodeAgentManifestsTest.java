@@ -25,6 +25,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -154,11 +155,19 @@ class NodeAgentManifestsTest {
       });
       kubelet.answer(pod("ml-team-a", "bert-worker-0", container("pytorch", devices("aliyun.com/gpu",
           "GPU-8d2e4f61-0a3b-4c5d-8e7f-1a2b3c4d5e6f", "GPU-c4b5a697-8870-4f61-b2a3-d4c5e6f70819"))));
-      try (var agent = NodeAgent.create(client, podResources, DeviceIndex.fromDriver(Fixtures.path("node/nvidia-gpus"), Clock.systemUTC()),
-          new NodeAgent.Settings("cn-beijing.i-topo-v100-a", Set.of("aliyun.com/gpu"), Duration.ofSeconds(5)), Clock.systemUTC())) {
+      // With the device plugin: it reads its node's label once and watches the unhealthy-GPU ConfigMap.
+      java.nio.file.Files.createDirectories(dir.resolve("device-plugins"));
+      try (var deviceManager = new io.gpuadmission.node.FakeDeviceManagerAccess(dir.resolve("device-plugins"));
+          var agent = NodeAgent.create(client, podResources, DeviceIndex.fromDriver(Fixtures.path("node/nvidia-gpus"), Clock.systemUTC()),
+              new NodeAgent.Settings("cn-beijing.i-topo-v100-a", Set.of("aliyun.com/gpu"), Duration.ofSeconds(5),
+                  Optional.of(deviceManager.pluginSettings(Fixtures.path("node/nvidia-gpus")))), Clock.systemUTC())) {
+        io.gpuadmission.node.DevicePlugin.topologyNode(client, "cn-beijing.i-topo-v100-a");
         await().atMost(Duration.ofSeconds(20)).until(agent::podsSynced);
-        agent.round();
-        await().atMost(Duration.ofSeconds(20)).until(() -> calls.stream().anyMatch(c -> c.verb().equals("watch")));
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+          agent.round();
+          return calls.stream().anyMatch(c -> c.verb().equals("create"));
+        });
+        await().atMost(Duration.ofSeconds(20)).until(() -> calls.stream().filter(c -> c.verb().equals("watch")).count() >= 2);
       }
       recording.set(false);
       assertThat(admin.v1().events().inNamespace("ml-team-a").list().getItems()).hasSize(1);
@@ -170,7 +179,8 @@ class NodeAgentManifestsTest {
     grants.stream().filter(g -> calls.stream().noneMatch(g::allows)).forEach(g -> unused.add(g.toString()));
 
     assertThat(new TreeSet<>(calls.stream().map(ApiCall::toString).toList()))
-        .containsExactly("create events in ml-team-a", "list pods", "patch pods in ml-team-a named bert-worker-0", "watch pods");
+        .containsExactly("create events in ml-team-a", "get nodes named cn-beijing.i-topo-v100-a", "list configmaps in kube-system named unhealthy-gpu-cn-beijing.i-topo-v100-a",
+            "list pods", "patch pods in ml-team-a named bert-worker-0", "watch configmaps in kube-system named unhealthy-gpu-cn-beijing.i-topo-v100-a", "watch pods");
     assertThat(missing).as("requests the agent makes that RBAC refuses").isEmpty();
     assertThat(unused).as("grants no request of the agent uses").isEmpty();
   }
