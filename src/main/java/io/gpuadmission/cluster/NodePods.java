@@ -29,8 +29,16 @@ public final class NodePods implements AutoCloseable {
     }
   }
 
+  /** The annotations the agent reads: bind's choice and split, what the node gave, whether the plugin handed the choice over. */
+  private static final String[] KEPT_ANNOTATIONS = {
+    GpuAnnotations.GPU_INDICES, GpuAnnotations.GPU_ALLOCATED, GpuAnnotations.GPU_ASSIGNED, io.gpuadmission.placement.ContainerGpus.CONTAINER_GPUS
+  };
+
   private final KubernetesClient client;
   private final SharedIndexInformer<Pod> informer;
+  /** Pod UID to the order in which this node's pods arrived (0: in the first list). */
+  private final Map<String, Long> arrivals = new java.util.concurrent.ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.AtomicLong arrived = new java.util.concurrent.atomic.AtomicLong();
 
   private NodePods(KubernetesClient client, SharedIndexInformer<Pod> informer) {
     this.client = client;
@@ -42,8 +50,35 @@ public final class NodePods implements AutoCloseable {
     var informer = client.pods().inAnyNamespace().withField("spec.nodeName", node).withLimit(BoundPods.PAGE).runnableInformer(0);
     informer.removeNamespaceIndex();
     informer.itemStore(new KeepOnlyStore<Pod>(p -> true, NodePods::strip));
+    var pods = new NodePods(client, informer);
+    informer.addEventHandler(new io.fabric8.kubernetes.client.informers.ResourceEventHandler<Pod>() {
+      @Override
+      public void onAdd(Pod pod) {
+        // The kubelet watches the same pods with the same field selector: it admits what its first
+        // list holds as one batch, then each pod as its watch brings it, in this same order.
+        pods.arrivals.putIfAbsent(pod.getMetadata().getUid(), informer.hasSynced() ? pods.arrived.incrementAndGet() : 0L);
+      }
+
+      @Override
+      public void onUpdate(Pod before, Pod pod) {}
+
+      @Override
+      public void onDelete(Pod pod, boolean unknownFinalState) {
+        pods.arrivals.remove(pod.getMetadata().getUid());
+      }
+    });
     Informers.start(informer, "node pods");
-    return new NodePods(client, informer);
+    return pods;
+  }
+
+  /** Every pod the API server shows on this node, as stripped for the agent. */
+  public java.util.List<Pod> all() {
+    return informer.getStore().list();
+  }
+
+  /** When the pod arrived on this node relative to the others: 0 for the first list, then 1, 2, ... */
+  public long arrival(String uid) {
+    return arrivals.getOrDefault(uid, Long.MAX_VALUE);
   }
 
   /** The pod as last seen, if the API server shows it on a node. */
@@ -88,18 +123,45 @@ public final class NodePods implements AutoCloseable {
     meta.setResourceVersion(source.getResourceVersion());
     var kept = new HashMap<String, String>();
     if (source.getAnnotations() != null) {
-      for (var key : new String[] {GpuAnnotations.GPU_INDICES, GpuAnnotations.GPU_ALLOCATED}) {
+      for (var key : KEPT_ANNOTATIONS) {
         if (source.getAnnotations().containsKey(key)) {
           kept.put(key, source.getAnnotations().get(key));
         }
       }
     }
     meta.setAnnotations(kept);
+    meta.setCreationTimestamp(source.getCreationTimestamp());
+    meta.setDeletionTimestamp(source.getDeletionTimestamp());
     var spec = new PodSpec();
-    spec.setNodeName(pod.getSpec() == null ? null : pod.getSpec().getNodeName());
+    var from = pod.getSpec();
+    spec.setNodeName(from == null ? null : from.getNodeName());
+    if (from != null) {
+      // What the device plugin needs to follow the kubelet through the pod's containers: their
+      // names, order, whole-GPU limits and which init containers are sidecars.
+      spec.setInitContainers(from.getInitContainers() == null ? null : from.getInitContainers().stream().map(NodePods::strip).toList());
+      spec.setContainers(from.getContainers() == null ? null : from.getContainers().stream().map(NodePods::strip).toList());
+    }
     var out = new Pod();
     out.setMetadata(meta);
     out.setSpec(spec);
+    if (pod.getStatus() != null && pod.getStatus().getPhase() != null) {
+      var status = new io.fabric8.kubernetes.api.model.PodStatus();
+      status.setPhase(pod.getStatus().getPhase());
+      out.setStatus(status);
+    }
+    return out;
+  }
+
+  private static io.fabric8.kubernetes.api.model.Container strip(io.fabric8.kubernetes.api.model.Container container) {
+    var out = new io.fabric8.kubernetes.api.model.Container();
+    out.setName(container.getName());
+    out.setRestartPolicy(container.getRestartPolicy());
+    if (container.getResources() != null) {
+      var resources = new io.fabric8.kubernetes.api.model.ResourceRequirements();
+      resources.setLimits(container.getResources().getLimits());
+      resources.setRequests(container.getResources().getRequests());
+      out.setResources(resources);
+    }
     return out;
   }
 }

@@ -84,6 +84,26 @@ final class AllocationRecorder {
     return Outcome.WRITTEN;
   }
 
+  /**
+   * Marks the pod {@code gpu-assigned: "true"}: the device plugin handed every container its part
+   * of bind's choice. Best effort: the plugin's memory and the kubelet's record already keep the
+   * pod from being handed GPUs again; the mark carries that over an agent restart.
+   */
+  Outcome markAssigned(NodePod pod) {
+    var patch = client.getKubernetesSerialization().asJson(
+        Map.of("metadata", Map.of("uid", pod.uid(), "annotations", Map.of(GpuAnnotations.GPU_ASSIGNED, "true"))));
+    try {
+      pods.patch(pod, patch);
+      return Outcome.WRITTEN;
+    } catch (KubernetesClientException e) {
+      if (e.getCode() == 404 || e.getCode() == 409 || e.getCode() == 422) {
+        return Outcome.GONE;
+      }
+      LOG.debugf("could not mark pod %s assigned: %s", pod.key(), message(e));
+      return Outcome.FAILED;
+    }
+  }
+
   /** Forgets pods no longer listed by the kubelet. */
   void keepOnly(Set<String> uids) {
     written.keySet().retainAll(uids);

@@ -12,6 +12,7 @@ import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -30,9 +31,14 @@ public final class NodeAgent implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(NodeAgent.class);
 
   /** What the agent needs besides its clients. */
-  public record Settings(String node, Set<String> resources, Duration period) {
+  public record Settings(String node, Set<String> resources, Duration period, Optional<DevicePlugin.Settings> plugin) {
     public Settings {
       resources = Set.copyOf(resources);
+    }
+
+    /** Recording only: no device plugin. */
+    public Settings(String node, Set<String> resources, Duration period) {
+      this(node, resources, period, Optional.empty());
     }
   }
 
@@ -45,6 +51,7 @@ public final class NodeAgent implements AutoCloseable {
   private final Clock clock;
   private final NodePods pods;
   private final AllocationRecorder recorder;
+  private final Optional<DevicePlugin> plugin;
   private final Set<String> saidUnmapped = new HashSet<>();
   private ScheduledExecutorService rounds;
   private String kubeletProblem;
@@ -60,6 +67,12 @@ public final class NodeAgent implements AutoCloseable {
     this.clock = clock;
     this.pods = NodePods.start(client, settings.node());
     this.recorder = new AllocationRecorder(client, pods, clock);
+    this.plugin = settings.plugin().map(p -> new DevicePlugin(client, pods, recorder, settings.node(), p));
+  }
+
+  /** The device plugin, when this agent serves one. */
+  public Optional<DevicePlugin> plugin() {
+    return plugin;
   }
 
   /** Starts watching this node's pods; rounds begin with {@link #start}, or are run by hand with {@link #round}. */
@@ -83,6 +96,11 @@ public final class NodeAgent implements AutoCloseable {
 
   public String node() {
     return settings.node();
+  }
+
+  /** Whether the agent's pod cache shows the pod. */
+  boolean sees(String namespace, String name) {
+    return pods.get(namespace, name).isPresent();
   }
 
   public boolean podsSynced() {
@@ -111,6 +129,7 @@ public final class NodeAgent implements AutoCloseable {
     try {
       held = KubeletAllocations.of(kubelet.list(), settings.resources(), index);
     } catch (StatusRuntimeException e) {
+      plugin.ifPresent(p -> p.round(Optional.empty()));
       var problem = kubelet.problem(e);
       if (kubeletProblem == null) {
         LOG.warnf("the kubelet's PodResources API at %s does not answer (%s); asking again every %s", kubelet.socket(), problem,
@@ -119,6 +138,8 @@ public final class NodeAgent implements AutoCloseable {
       kubeletProblem = problem;
       return finish(false, outcomes);
     }
+    var kubeletHeld = held;
+    plugin.ifPresent(p -> p.round(Optional.of(kubeletHeld)));
     if (kubeletProblem != null) {
       LOG.infof("the kubelet's PodResources API answers again");
       kubeletProblem = null;
@@ -222,6 +243,7 @@ public final class NodeAgent implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+    plugin.ifPresent(DevicePlugin::close);
     pods.close();
   }
 }

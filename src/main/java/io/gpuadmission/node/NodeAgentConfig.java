@@ -40,4 +40,43 @@ public interface NodeAgentConfig {
    */
   @WithDefault("nvidia.com/gpu,aliyun.com/gpu")
   List<String> resources();
+
+  /** The device plugin that hands bind's whole-GPU choice to the containers. */
+  DevicePluginConfig devicePlugin();
+
+  /** Settings of the device plugin ({@code gpu-admission.node-agent.device-plugin.*}). */
+  interface DevicePluginConfig {
+    /** When to serve. */
+    enum Serve {
+      /** On nodes labelled {@code ack.node.gpu.schedule=topology} (read once at start). */
+      TOPOLOGY_NODES,
+      ALWAYS,
+      NEVER
+    }
+
+    @WithDefault("topology-nodes")
+    Serve serve();
+
+    /** The kubelet's device-plugins directory (its kubelet.sock, and the plugin's socket). */
+    @WithDefault("/var/lib/kubelet/device-plugins")
+    Path dir();
+
+    /** The resources served, one socket each; never nvidia.com/gpu (NVIDIA's plugin owns it). */
+    @WithDefault("aliyun.com/gpu")
+    List<String> resources();
+
+    /** How Allocate names the GPUs: {@code env} (NVIDIA_VISIBLE_DEVICES=UUIDs) or {@code cdi} (nvidia.com/gpu=UUID). */
+    @WithDefault("env")
+    DevicePluginServer.Handover handover();
+
+    /** Where sysfs lists PCI devices (each GPU's numa_node). */
+    @WithDefault("/sys/bus/pci/devices")
+    Path pciDevices();
+
+    /**
+     * The GPUs' link matrix as {@code nvidia-smi topo -m} prints it, for the choice when no bound
+     * pod fits; without it, GPUs of one NUMA node count as closer.
+     */
+    Optional<Path> topologyFile();
+  }
 }

@@ -45,10 +45,32 @@ public class NodeAgentMode {
     }
     kubelet = new PodResourcesClient(config.socket(), config.callTimeout());
     var index = DeviceIndex.fromDriver(config.nvidiaGpus(), Clock.systemUTC());
-    var settings = new NodeAgent.Settings(node, new HashSet<>(config.resources()), config.period());
+    var settings = new NodeAgent.Settings(node, new HashSet<>(config.resources()), config.period(), pluginSettings(node));
     agent = NodeAgent.create(cluster.client(), kubelet, index, settings, Clock.systemUTC()).start();
     health = NodeHealthListener.start(vertx, config.healthPort(),
         new NodeAgentHealth(agent, config.period(), config.callTimeout(), Clock.systemUTC()));
+  }
+
+  /** The device plugin's settings when this node is to have one. */
+  private Optional<DevicePlugin.Settings> pluginSettings(String node) {
+    var plugin = config.devicePlugin();
+    var serve = switch (plugin.serve()) {
+      case ALWAYS -> true;
+      case NEVER -> false;
+      case TOPOLOGY_NODES -> DevicePlugin.topologyNode(cluster.client(), node);
+    };
+    if (!serve) {
+      return Optional.empty();
+    }
+    Optional<io.gpuadmission.allocator.LinkMatrix> links = plugin.topologyFile().map(file -> {
+      try {
+        return io.gpuadmission.allocator.TopologyParser.parse(java.nio.file.Files.readString(file));
+      } catch (java.io.IOException | IllegalArgumentException e) {
+        throw new IllegalStateException("gpu-admission.node-agent.device-plugin.topology-file " + file + ": " + e.getMessage(), e);
+      }
+    });
+    return Optional.of(new DevicePlugin.Settings(plugin.dir(), plugin.resources(), plugin.handover(), config.nvidiaGpus(),
+        plugin.pciDevices(), links, new HashSet<>(config.resources()), config.callTimeout()));
   }
 
   void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -35,8 +36,18 @@ public final class NvidiaDriverGpus {
    * name is no PCI address or whose file has no UUID is skipped and named in {@code skipped}.
    */
   public static Map<String, Integer> indexByUuid(Path gpusDir, Map<String, String> skipped) throws IOException {
+    var gpus = list(gpusDir, skipped);
+    var out = new HashMap<String, Integer>();
+    for (int i = 0; i < gpus.size(); i++) {
+      out.put(gpus.get(i).uuid(), i);
+    }
+    return Map.copyOf(out);
+  }
+
+  /** The GPUs the driver lists under {@code gpusDir}, in PCI bus order (their index is their rank). */
+  static List<Gpu> list(Path gpusDir, Map<String, String> skipped) throws IOException {
     if (!Files.isDirectory(gpusDir)) {
-      return Map.of();
+      return List.of();
     }
     var gpus = new ArrayList<Gpu>();
     try (var entries = Files.list(gpusDir)) {
@@ -60,11 +71,7 @@ public final class NvidiaDriverGpus {
       }
     }
     gpus.sort(Comparator.comparingLong(Gpu::pciOrder));
-    var out = new HashMap<String, Integer>();
-    for (int i = 0; i < gpus.size(); i++) {
-      out.put(gpus.get(i).uuid(), i);
-    }
-    return Map.copyOf(out);
+    return List.copyOf(gpus);
   }
 
   private static Optional<String> uuid(Path information) throws IOException {

@@ -27,6 +27,11 @@ public final class GpuAnnotations {
    * chooses whole GPUs itself).
    */
   public static final String GPU_ALLOCATED = "gpu-admission.io/gpu-allocated";
+  /**
+   * {@code "true"} once the node agent's device plugin has handed every container of the pod its
+   * part of bind's choice ({@link ContainerGpus}); the plugin's candidates are the pods without it.
+   */
+  public static final String GPU_ASSIGNED = "gpu-admission.io/gpu-assigned";
 
   private GpuAnnotations() {}
 

@@ -209,7 +209,7 @@ public final class PodBinder {
   private String annotate(BindRequest request, Pod read, GpuClaim claim, boolean ack) {
     Map<String, String> annotations =
         claim.whole()
-            ? GpuAnnotations.whole(claim.gpus(), ack)
+            ? withSplit(GpuAnnotations.whole(claim.gpus(), ack), read, claim.gpus())
             : GpuAnnotations.share(
                 claim.gpus().get(0),
                 claim.memory(),
@@ -245,6 +245,23 @@ public final class PodBinder {
     }
     return "pod " + request.pod() + " changed while it was being bound (resourceVersion " + read.getMetadata().getResourceVersion()
         + " is no longer current); nothing was written, retry";
+  }
+
+  /**
+   * Whole GPUs: also each container's part ({@link ContainerGpus}) when more than one container
+   * asks GPUs, which the node agent's device plugin hands to that container.
+   */
+  private Map<String, String> withSplit(Map<String, String> annotations, Pod pod, java.util.List<Integer> gpus) {
+    var topology = policies.get().topology();
+    var split = ContainerGpus.split(pod, gpus, c -> io.gpuadmission.pod.PodResources.amount(c, topology.resourceName())
+        .add(io.gpuadmission.pod.PodResources.amount(c, topology.wholeGpuResource())).intValue());
+    if (split.isEmpty() || split.get().size() < 2) {
+      // One container: its part is the pod's indices, which the plugin reads as such.
+      return annotations;
+    }
+    var out = new java.util.LinkedHashMap<>(annotations);
+    out.put(ContainerGpus.CONTAINER_GPUS, ContainerGpus.format(split.get()));
+    return out;
   }
 
   private String createBinding(BindRequest request, Pod pod) {

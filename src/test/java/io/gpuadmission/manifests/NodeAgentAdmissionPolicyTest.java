@@ -160,7 +160,7 @@ class NodeAgentAdmissionPolicyTest {
     ((ObjectNode) image.path("spec").path("containers").get(0)).put("image", "attacker/miner:1");
     var finalizer = recorded(before, "1,2");
     ((ObjectNode) finalizer.path("metadata")).putArray("finalizers").add("example.com/keep");
-    var only = "the node agent may change only the annotation gpu-admission.io/gpu-allocated";
+    var only = "the node agent may change only the annotations gpu-admission.io/gpu-allocated and gpu-admission.io/gpu-assigned";
 
     assertThat(verdict(request(AGENT, NODE), before, otherAnnotation)).containsExactly(only);
     assertThat(verdict(request(AGENT, NODE), before, removedAnnotation)).containsExactly(only);

@@ -28,6 +28,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -52,6 +53,10 @@ class NodeAgentManifestsTest {
     return NodeAgentConfig.class.getMethod(setting).getAnnotation(WithDefault.class).value();
   }
 
+  private static String defaultOfPlugin(String setting) throws NoSuchMethodException {
+    return NodeAgentConfig.DevicePluginConfig.class.getMethod(setting).getAnnotation(WithDefault.class).value();
+  }
+
   @ParameterizedTest
   @EnumSource(Renderer.class)
   void daemonSetRunsTheAgentOnGpuNodesWithThePodResourcesDirectoryReadOnly(Renderer renderer) throws Exception {
@@ -63,13 +68,22 @@ class NodeAgentManifestsTest {
     assertThat(container.getEnv()).filteredOn(e -> e.getName().equals("GPU_ADMISSION_NODE_AGENT_NODE_NAME"))
         .singleElement().satisfies(e -> assertThat(e.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("spec.nodeName"));
     var socketDir = Path.of(defaultOf("socket")).getParent().toString();
-    var volume = pod.getVolumes().stream().filter(v -> v.getHostPath() != null).toList();
+    var volume = pod.getVolumes().stream().filter(v -> v.getHostPath() != null && v.getName().equals("pod-resources")).toList();
     assertThat(volume).singleElement().satisfies(v -> {
       assertThat(v.getHostPath().getPath()).isEqualTo(socketDir);
       assertThat(v.getHostPath().getType()).isEqualTo("Directory");
       assertThat(container.getVolumeMounts()).filteredOn(m -> m.getName().equals(v.getName())).singleElement().satisfies(m -> {
         assertThat(m.getMountPath()).isEqualTo(socketDir);
         assertThat(m.getReadOnly()).isTrue();
+      });
+    });
+    // The device plugin's directory (its socket and the kubelet's registration socket), writable.
+    var plugins = pod.getVolumes().stream().filter(v -> v.getHostPath() != null && v.getName().equals("device-plugins")).toList();
+    assertThat(plugins).singleElement().satisfies(v -> {
+      assertThat(v.getHostPath().getPath()).isEqualTo(defaultOfPlugin("dir"));
+      assertThat(container.getVolumeMounts()).filteredOn(m -> m.getName().equals(v.getName())).singleElement().satisfies(m -> {
+        assertThat(m.getMountPath()).isEqualTo(defaultOfPlugin("dir"));
+        assertThat(m.getReadOnly()).isNotEqualTo(Boolean.TRUE);
       });
     });
     // The driver's GPU table is read from the container's own /proc, which shows the host's.
@@ -108,6 +122,8 @@ class NodeAgentManifestsTest {
     assertThat(RestrictedProfile.violations(pod)).containsExactly(
         "spec.volumes[pod-resources].hostPath",
         "spec.volumes[pod-resources]: type not allowed by restricted",
+        "spec.volumes[device-plugins].hostPath",
+        "spec.volumes[device-plugins]: type not allowed by restricted",
         "spec.securityContext.runAsUser: 0",
         "containers[node-agent].securityContext.runAsNonRoot must be true (here or for the pod)");
     var context = pod.getContainers().get(0).getSecurityContext();
@@ -144,17 +160,26 @@ class NodeAgentManifestsTest {
       });
       kubelet.answer(pod("ml-team-a", "bert-worker-0", container("pytorch", devices("aliyun.com/gpu",
           "GPU-8d2e4f61-0a3b-4c5d-8e7f-1a2b3c4d5e6f", "GPU-c4b5a697-8870-4f61-b2a3-d4c5e6f70819"))));
-      try (var agent = NodeAgent.create(client, podResources, DeviceIndex.fromDriver(Fixtures.path("node/nvidia-gpus"), Clock.systemUTC()),
-          new NodeAgent.Settings("cn-beijing.i-topo-v100-a", Set.of("aliyun.com/gpu"), Duration.ofSeconds(5)), Clock.systemUTC())) {
+      // With the device plugin: it reads its node's label once and watches the unhealthy-GPU ConfigMap.
+      java.nio.file.Files.createDirectories(dir.resolve("device-plugins"));
+      try (var deviceManager = new io.gpuadmission.node.FakeDeviceManagerAccess(dir.resolve("device-plugins"));
+          var agent = NodeAgent.create(client, podResources, DeviceIndex.fromDriver(Fixtures.path("node/nvidia-gpus"), Clock.systemUTC()),
+              new NodeAgent.Settings("cn-beijing.i-topo-v100-a", Set.of("aliyun.com/gpu"), Duration.ofSeconds(5),
+                  Optional.of(deviceManager.pluginSettings(Fixtures.path("node/nvidia-gpus")))), Clock.systemUTC())) {
+        io.gpuadmission.node.DevicePlugin.topologyNode(client, "cn-beijing.i-topo-v100-a");
         await().atMost(Duration.ofSeconds(20)).until(agent::podsSynced);
-        agent.round();
-        await().atMost(Duration.ofSeconds(20)).until(() -> calls.stream().anyMatch(c -> c.verb().equals("watch")));
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+          agent.round();
+          return calls.stream().anyMatch(c -> c.verb().equals("create"));
+        });
+        await().atMost(Duration.ofSeconds(20)).until(() -> calls.stream().filter(c -> c.verb().equals("watch")).count() >= 2);
       }
       recording.set(false);
       assertThat(admin.v1().events().inNamespace("ml-team-a").list().getItems()).hasSize(1);
     }
     assertThat(new TreeSet<>(calls.stream().map(ApiCall::toString).toList()))
-        .containsExactly("create events in ml-team-a", "list pods", "patch pods in ml-team-a named bert-worker-0", "watch pods");
+        .containsExactly("create events in ml-team-a", "get nodes named cn-beijing.i-topo-v100-a", "list configmaps in kube-system named unhealthy-gpu-cn-beijing.i-topo-v100-a",
+            "list pods", "patch pods in ml-team-a named bert-worker-0", "watch configmaps in kube-system named unhealthy-gpu-cn-beijing.i-topo-v100-a", "watch pods");
     // The same calls against the RBAC of both installs: kubectl apply -k and the Helm chart.
     for (var renderer : Renderer.values()) {
       var grants = RbacGrant.of(renderer.objects("manifests/node-agent"), NAMESPACE, AGENT);

@@ -129,7 +129,9 @@ class PodBinderTest {
     assertThat(binder.bind(request(pod, "gpu-dgx1"))).isEmpty();
 
     assertThat(client.pods().inNamespace(NS).withName("calibrate-3").get().getMetadata().getAnnotations())
-        .containsExactlyEntriesOf(Map.of("gpu-admission.io/gpu-indices", "0,2,3"));
+        .containsExactlyInAnyOrderEntriesOf(Map.of("gpu-admission.io/gpu-indices", "0,2,3",
+            // Each container's part for the node's device plugin: the init container's GPUs, one of them handed on.
+            "gpu-admission.io/container-gpus", "calibrate=0,2,3;infer=0"));
     assertThat(ledger.claims().get(pod.getMetadata().getUid()).gpus()).containsExactly(0, 2, 3);
   }
 

@@ -1,0 +1,111 @@
+package io.gpuadmission.placement;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.pod.PodResources;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.ToIntFunction;
+
+/**
+ * Which of a pod's whole GPUs ({@link GpuAnnotations#GPU_INDICES}) each of its containers gets:
+ * annotation {@code gpu-admission.io/container-gpus}, {@code "prep=0,3;trainer=0,3,5"}, written by
+ * bind beside the pod's indices and read by the node agent's device plugin. Container names are
+ * unique within a pod (init containers included) and hold no {@code =}, {@code ;} or {@code ,}.
+ *
+ * <p>The split follows the kubelet's device manager (v1.32 {@code ManagerImpl.Allocate}), which
+ * serves containers in its order, init containers first: a plain init container takes first the
+ * GPUs earlier plain init containers held (they are reusable once those ended), then new ones, and
+ * leaves all of its own reusable; a sidecar ({@code restartPolicy: Always}) or regular container
+ * takes first from what is reusable, then new ones, and keeps them. New ones are taken in the order
+ * of the pod's indices. So the parts of plain init containers may overlap later parts; the parts of
+ * sidecars and regular containers never overlap one another, and all together are the pod's GPUs.
+ */
+public final class ContainerGpus {
+  public static final String CONTAINER_GPUS = "gpu-admission.io/container-gpus";
+
+  /** One container's part, in the kubelet's order; {@code init}: a plain init container. */
+  public record Part(String container, boolean init, List<Integer> gpus) {
+    public Part {
+      gpus = List.copyOf(gpus);
+    }
+  }
+
+  private ContainerGpus() {}
+
+  /**
+   * The parts of the containers that ask any GPU, in the kubelet's order, dealt from {@code gpus}
+   * ({@code count}: how many whole GPUs a container asks); empty when {@code gpus} do not suffice.
+   */
+  public static Optional<List<Part>> split(Pod pod, List<Integer> gpus, ToIntFunction<Container> count) {
+    var out = new ArrayList<Part>();
+    var fresh = new ArrayList<>(new LinkedHashSet<>(gpus));
+    var reusable = new LinkedHashSet<Integer>();
+    var spec = pod.getSpec();
+    var ordered = new ArrayList<Container>();
+    if (spec != null && spec.getInitContainers() != null) {
+      ordered.addAll(spec.getInitContainers());
+    }
+    var regularFrom = ordered.size();
+    if (spec != null && spec.getContainers() != null) {
+      ordered.addAll(spec.getContainers());
+    }
+    for (int i = 0; i < ordered.size(); i++) {
+      var container = ordered.get(i);
+      var need = count.applyAsInt(container);
+      if (need <= 0) {
+        continue;
+      }
+      var plainInit = i < regularFrom && !PodResources.isSidecar(container);
+      var part = new ArrayList<Integer>();
+      for (var gpu : reusable) {
+        if (part.size() == need) {
+          break;
+        }
+        part.add(gpu);
+      }
+      while (part.size() < need) {
+        if (fresh.isEmpty()) {
+          return Optional.empty();
+        }
+        part.add(fresh.removeFirst());
+      }
+      if (plainInit) {
+        reusable.addAll(part);
+      } else {
+        part.forEach(reusable::remove);
+      }
+      out.add(new Part(container.getName(), plainInit, part.stream().sorted().toList()));
+    }
+    return Optional.of(out);
+  }
+
+  /** {@code "prep=0,3;trainer=0,3,5"}. */
+  public static String format(List<Part> parts) {
+    var text = new StringBuilder();
+    for (var part : parts) {
+      text.append(text.isEmpty() ? "" : ";").append(part.container()).append('=').append(GpuAnnotations.join(part.gpus()));
+    }
+    return text.toString();
+  }
+
+  /** Container name to its GPUs; throws NumberFormatException or IllegalArgumentException on anything unreadable. */
+  public static Map<String, List<Integer>> parse(String text) {
+    var out = new LinkedHashMap<String, List<Integer>>();
+    for (var entry : text.split(";")) {
+      if (entry.isBlank()) {
+        continue;
+      }
+      var eq = entry.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("not container=indices: \"" + entry.strip() + "\"");
+      }
+      out.put(entry.substring(0, eq).strip(), GpuAnnotations.parse(entry.substring(eq + 1)));
+    }
+    return out;
+  }
+}
