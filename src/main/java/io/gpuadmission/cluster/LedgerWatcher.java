@@ -53,7 +53,7 @@ public final class LedgerWatcher implements AutoCloseable {
     nodes.removeNamespaceIndex();
     informers.add(nodes);
     start(NodeSource.over(nodes));
-    Informers.start(nodes, "placement");
+    Informers.start(nodes, "node (GPU ledger)");
     return this;
   }
 
@@ -66,12 +66,12 @@ public final class LedgerWatcher implements AutoCloseable {
     pods.removeNamespaceIndex();
     pods.itemStore(new KeepOnlyStore<Pod>(feed::keeps, feed::strip));
     pods.addEventHandler(Informers.handler(feed::pod, feed::podGone));
-    var maps = client.configMaps().inNamespace(KUBE_SYSTEM).runnableInformer(0);
+    var maps = client.configMaps().inNamespace(KUBE_SYSTEM).withLimit(BoundPods.PAGE).runnableInformer(0);
+    maps.removeNamespaceIndex();
     maps.itemStore(new KeepOnlyStore<ConfigMap>(LedgerFeed::unhealthyGpus, m -> m));
     maps.addEventHandler(Informers.handler(feed::configMap, feed::configMapGone));
-    for (var informer : List.of(pods, maps)) {
-      informers.add(Informers.start(informer, "placement"));
-    }
+    informers.add(Informers.start(pods, "pod (GPU ledger)"));
+    informers.add(Informers.start(maps, "unhealthy-GPU ConfigMap"));
     return this;
   }
 
