@@ -51,6 +51,7 @@ public final class LedgerWatcher implements AutoCloseable {
   public LedgerWatcher start() {
     var nodes = client.nodes().withLimit(BoundPods.PAGE).runnableInformer(0);
     nodes.removeNamespaceIndex();
+    nodes.itemStore(new KeepOnlyStore<Node>(n -> true, NodeFields::strip));
     informers.add(nodes);
     start(NodeSource.over(nodes));
     Informers.start(nodes, "node (GPU ledger)");
