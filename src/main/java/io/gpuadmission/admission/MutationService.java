@@ -54,6 +54,10 @@ public class MutationService {
       return Responses.allow(review.uid(), List.of());
     }
     var policy = policies.current();
+    var unread = policies.unread();
+    if (unread.isPresent()) {
+      return unjudged(review, policy, unread.get(), start);
+    }
     if (policy.isExempt(review.namespace())) {
       // Left alone whatever they hold, as /validate leaves them.
       metrics.record(ENDPOINT, Outcome.ALLOWED, start);
@@ -90,6 +94,27 @@ public class MutationService {
               + " Check the pod's resources and labels, or see the webhook log for uid " + review.uid(),
           List.of());
     }
+  }
+
+  /**
+   * Before the cluster's policy has been read (the API server not reached since start): the
+   * built-in default may differ from it in every rule, and a pod is mutated only once, so a GPU
+   * pod is refused rather than placed by the wrong policy; another pod is admitted unchanged.
+   */
+  private AdmissionResponse unjudged(DecodedReview review, io.gpuadmission.policy.GpuPolicy policy, String unread, long start) {
+    var what = "gpu-admission has not read the cluster's GPU policy yet: " + (unread.length() <= 400 ? unread : unread.substring(0, 397) + "...");
+    if (!RawPodInspector.asksForGpu(review.object(), policy)) {
+      metrics.record(ENDPOINT, Outcome.FAILED_OPEN, start);
+      return Responses.allow(review.uid(), List.of(what + "; admitted unchanged"));
+    }
+    metrics.record(ENDPOINT, Outcome.FAILED_CLOSED, start);
+    return Responses.deny(
+        review.uid(),
+        "ServiceUnavailable",
+        what + ". GPU pods are refused until it has, rather than mutated by a policy that may not be the cluster's;"
+            + " create the pod again once the gpu-admission pods are Ready (kubectl -n gpu-admission get pods),"
+            + " and if they stay unready check that they reach the API server (kubectl -n gpu-admission logs deploy/gpu-admission).",
+        List.of());
   }
 
   /**

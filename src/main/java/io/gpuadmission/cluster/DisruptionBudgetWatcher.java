@@ -13,13 +13,13 @@ public final class DisruptionBudgetWatcher implements AutoCloseable {
   private final SharedIndexInformer<PodDisruptionBudget> informer;
 
   public DisruptionBudgetWatcher(KubernetesClient client, Consumer<PodDisruptionBudget> current, Consumer<PodDisruptionBudget> gone) {
-    informer = client.policy().v1().podDisruptionBudget().inAnyNamespace().runnableInformer(0);
+    informer = client.policy().v1().podDisruptionBudget().inAnyNamespace().withLimit(BoundPods.PAGE).runnableInformer(0);
     informer.addEventHandler(Informers.handler(current, gone));
   }
 
   /** Starts without waiting for the first list, retrying as every informer here does. */
   public DisruptionBudgetWatcher start() {
-    Informers.start(informer, "preemption");
+    Informers.start(informer, "PodDisruptionBudget");
     return this;
   }
 

@@ -3,8 +3,7 @@ package io.gpuadmission.cluster;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.Map;
 import java.util.function.Consumer;
 import org.jboss.logging.Logger;
 
@@ -14,7 +13,17 @@ import org.jboss.logging.Logger;
  */
 final class Informers {
   private static final Logger LOG = Logger.getLogger(Informers.class);
-  private static final Set<SharedIndexInformer<?>> RUNNING = ConcurrentHashMap.newKeySet();
+  /** The running informers, each with what it watches and its last failure (empty once it has listed). */
+  private static final Map<SharedIndexInformer<?>, Started> RUNNING = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>());
+
+  private static final class Started {
+    final String what;
+    volatile String lastFailure = "";
+
+    Started(String what) {
+      this.what = what;
+    }
+  }
 
   private Informers() {}
 
@@ -25,9 +34,11 @@ final class Informers {
    * would never list again. Each failure is one WARN line, at most one a minute per informer.
    */
   static <T> SharedIndexInformer<T> start(SharedIndexInformer<T> informer, String what) {
-    RUNNING.add(informer);
+    var record = new Started(what);
+    RUNNING.put(informer, record);
     var lastWarned = new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
     informer.exceptionHandler((started, failure) -> {
+      record.lastFailure = firstLine(failure);
       var now = System.nanoTime();
       var last = lastWarned.get();
       if ((last == Long.MIN_VALUE || now - last > 60_000_000_000L) && lastWarned.compareAndSet(last, now)) {
@@ -81,6 +92,20 @@ final class Informers {
 
   /** The informers started and not stopped. */
   static List<SharedIndexInformer<?>> running() {
-    return List.copyOf(RUNNING);
+    synchronized (RUNNING) {
+      return List.copyOf(RUNNING.keySet());
+    }
+  }
+
+  /** What {@code informer} watches, as given to {@link #start}; "informer" for one not started here. */
+  static String what(SharedIndexInformer<?> informer) {
+    var started = RUNNING.get(informer);
+    return started == null ? "informer" : started.what;
+  }
+
+  /** The last failure of {@code informer}'s list or watch, one line; empty if none was seen. */
+  static String lastFailure(SharedIndexInformer<?> informer) {
+    var started = RUNNING.get(informer);
+    return started == null ? "" : started.lastFailure;
   }
 }

@@ -12,7 +12,7 @@ import java.util.stream.Stream;
 /**
  * An informer store that keeps only the objects that matter, and only the fields that matter, so
  * memory grows with GPU pods rather than with all pods. Objects it drops reach the event handlers
- * as adds (the informer finds no previous copy), which the handlers treat as "current state".
+ * as nothing at all (see {@link #put}), unless the store held them before.
  */
 final class KeepOnlyStore<T extends HasMetadata> implements ItemStore<T> {
   private final Map<String, T> items = new ConcurrentHashMap<>();
@@ -29,9 +29,21 @@ final class KeepOnlyStore<T extends HasMetadata> implements ItemStore<T> {
     return Cache.metaNamespaceKeyFunc(obj);
   }
 
+  /**
+   * An object not kept, and not held before, is answered as its own previous copy: the informer
+   * then sees it unchanged and queues no event. An event would carry the whole object (fabric8
+   * hands handlers what it read, not what the store kept) to handlers that drop it, and on a
+   * relist of a large cluster its unbounded queue would hold every such pod at once. One held
+   * before and no longer kept is removed, and its handlers are told as before. Indexers would
+   * see the dropped object as stored: informers with this store have none.
+   */
   @Override
   public T put(String key, T obj) {
-    return keep.test(obj) ? items.put(key, strip.apply(obj)) : items.remove(key);
+    if (keep.test(obj)) {
+      return items.put(key, strip.apply(obj));
+    }
+    var held = items.remove(key);
+    return held != null ? held : obj;
   }
 
   @Override

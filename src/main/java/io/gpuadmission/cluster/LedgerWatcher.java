@@ -51,9 +51,10 @@ public final class LedgerWatcher implements AutoCloseable {
   public LedgerWatcher start() {
     var nodes = client.nodes().withLimit(BoundPods.PAGE).runnableInformer(0);
     nodes.removeNamespaceIndex();
+    nodes.itemStore(new KeepOnlyStore<Node>(n -> true, NodeFields::strip));
     informers.add(nodes);
     start(NodeSource.over(nodes));
-    Informers.start(nodes, "placement");
+    Informers.start(nodes, "node (GPU ledger)");
     return this;
   }
 
@@ -66,12 +67,12 @@ public final class LedgerWatcher implements AutoCloseable {
     pods.removeNamespaceIndex();
     pods.itemStore(new KeepOnlyStore<Pod>(feed::keeps, feed::strip));
     pods.addEventHandler(Informers.handler(feed::pod, feed::podGone));
-    var maps = client.configMaps().inNamespace(KUBE_SYSTEM).runnableInformer(0);
+    var maps = client.configMaps().inNamespace(KUBE_SYSTEM).withLimit(BoundPods.PAGE).runnableInformer(0);
+    maps.removeNamespaceIndex();
     maps.itemStore(new KeepOnlyStore<ConfigMap>(LedgerFeed::unhealthyGpus, m -> m));
     maps.addEventHandler(Informers.handler(feed::configMap, feed::configMapGone));
-    for (var informer : List.of(pods, maps)) {
-      informers.add(Informers.start(informer, "placement"));
-    }
+    informers.add(Informers.start(pods, "pod (GPU ledger)"));
+    informers.add(Informers.start(maps, "unhealthy-GPU ConfigMap"));
     return this;
   }
 

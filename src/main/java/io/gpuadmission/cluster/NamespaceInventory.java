@@ -24,7 +24,7 @@ public class NamespaceInventory {
     if (!cluster.available()) {
       return;
     }
-    informer = cluster.client().namespaces().runnableInformer(0);
+    informer = cluster.client().namespaces().withLimit(BoundPods.PAGE).runnableInformer(0);
     Informers.start(informer, "namespace");
   }
 

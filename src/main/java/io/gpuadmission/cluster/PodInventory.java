@@ -66,7 +66,7 @@ public class PodInventory {
     if (previous != null && previous.jobLabel().equals(label)) {
       return;
     }
-    var informer = cluster.client().pods().inAnyNamespace().withLabel(label).runnableInformer(0);
+    var informer = cluster.client().pods().inAnyNamespace().withLabel(label).withLimit(BoundPods.PAGE).runnableInformer(0);
     informer.addIndexers(Map.of(GANG_INDEX, pod -> gangValue(pod, label).map(v -> List.of(pod.getMetadata().getNamespace() + "/" + v)).orElse(List.of())));
     informer.addEventHandler(new Notifier(label));
     watch = new Watch(label, informer);

@@ -16,6 +16,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Reception;
 import java.time.Instant;
+import java.util.Optional;
 import org.jboss.logging.Logger;
 
 /**
@@ -33,6 +34,8 @@ public class PolicyWatcher {
   private final PolicyStore store;
   private final PolicyStatus status;
   private volatile SharedIndexInformer<ConfigMap> informer;
+  /** The resourceVersion of the ConfigMap last loaded (valid or not). */
+  private volatile String loadedVersion;
 
   public PolicyWatcher(
       ClusterConnection cluster, PolicyConfig config, WebhookNamespace namespace, PolicyStore store, PolicyStatus status) {
@@ -48,6 +51,8 @@ public class PolicyWatcher {
       LOG.info("no cluster configured: serving the built-in default policy");
       return;
     }
+    // Until the ConfigMap has been read (or found absent), the built-in default is not the cluster's policy.
+    store.awaitRead(this::unread);
     informer =
         cluster.client().configMaps().inNamespace(namespace.name()).withName(config.configMapName()).runnableInformer(0);
     informer.addEventHandler(
@@ -78,7 +83,36 @@ public class PolicyWatcher {
     Informers.stop(informer);
   }
 
+  /**
+   * Empty once the informer has listed and its ConfigMap (if there is one) has been loaded: the
+   * informer tells its handlers after it has synced, so a synced informer is not enough.
+   */
+  Optional<String> unread() {
+    var current = informer;
+    if (current == null || !current.hasSynced()) {
+      var failure = current == null ? "" : Informers.lastFailure(current);
+      return Optional.of("the policy ConfigMap " + where() + " has not been read from the API server yet"
+          + (failure.isEmpty() ? "" : " (last attempt: " + failure + ")"));
+    }
+    var listed = current.getStore().list();
+    if (listed.isEmpty()) {
+      return Optional.empty();
+    }
+    var version = listed.get(0).getMetadata().getResourceVersion();
+    return version != null && version.equals(loadedVersion)
+        ? Optional.empty()
+        : Optional.of("the policy ConfigMap " + where() + " is being loaded");
+  }
+
   void load(ConfigMap configMap) {
+    try {
+      parseAndApply(configMap);
+    } finally {
+      loadedVersion = configMap.getMetadata().getResourceVersion();
+    }
+  }
+
+  private void parseAndApply(ConfigMap configMap) {
     var text = configMap.getData() == null ? null : configMap.getData().get(config.key());
     try {
       if (text == null) {

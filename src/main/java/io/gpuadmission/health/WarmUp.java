@@ -5,6 +5,7 @@ import io.gpuadmission.admission.MalformedReviewException;
 import io.gpuadmission.admission.MutationService;
 import io.gpuadmission.admission.ReviewCodec;
 import io.gpuadmission.admission.ValidationService;
+import io.gpuadmission.cluster.FirstSync;
 import io.gpuadmission.extender.ExtenderMetrics;
 import io.gpuadmission.extender.ExtenderWarmUp;
 import io.gpuadmission.tls.TrustedCallers;
@@ -63,6 +64,7 @@ public class WarmUp {
   private final ExtenderMetrics extenderMetrics;
   private final TrustedCallers callers;
   private final Vertx vertx;
+  private final FirstSync cluster;
   private final boolean training;
   private final Rounds production;
   private volatile State state = State.PENDING;
@@ -76,6 +78,7 @@ public class WarmUp {
       ExtenderMetrics extenderMetrics,
       TrustedCallers callers,
       Vertx vertx,
+      FirstSync cluster,
       @ConfigProperty(name = "gpu-admission.warm-up.training", defaultValue = "false") boolean training,
       @ConfigProperty(name = "gpu-admission.warm-up.budget", defaultValue = "300ms") Duration budget) {
     this.mutation = mutation;
@@ -85,6 +88,7 @@ public class WarmUp {
     this.extenderMetrics = extenderMetrics;
     this.callers = callers;
     this.vertx = vertx;
+    this.cluster = cluster;
     this.training = training;
     this.production = new Rounds(200, budget, 1);
   }
@@ -104,8 +108,18 @@ public class WarmUp {
   }
 
   void onHttpsStarted(@ObservesAsync HttpsServerStart started) {
-    var began = System.nanoTime();
     var rounds = training ? TRAINING : production;
+    try {
+      // The samples go through the cluster's policy and nodes, as real reviews will, not the refusal before them.
+      while (!cluster.done()) {
+        detail = "warm-up waits for the cluster: " + cluster.waitingFor();
+        Thread.sleep(100);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return;
+    }
+    var began = System.nanoTime();
     detail = "warming up: pushing sample requests through /mutate, /validate and the extender";
     var complete = false;
     try {

@@ -5,9 +5,11 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Holds the policy in force. A request calls {@link #current()} once and uses that snapshot from
@@ -18,6 +20,31 @@ public class PolicyStore {
   private final AtomicReference<ActivePolicy> active =
       new AtomicReference<>(ActivePolicy.builtIn(PolicyParser.builtInDefault()));
   private final List<BiConsumer<GpuPolicy, GpuPolicy>> listeners = new CopyOnWriteArrayList<>();
+  /** Until the cluster's policy has been read once: why the policy in force may not be the cluster's. Null once read. */
+  private volatile Supplier<Optional<String>> unread;
+
+  /**
+   * From now until {@code why} answers empty (once; it is not asked again after), the policy in
+   * force is not known to be the cluster's: the built-in default stands in only for want of a
+   * read. The cluster's policy watcher calls this at start; without a cluster nothing does, and
+   * the built-in default is the policy.
+   */
+  public void awaitRead(Supplier<Optional<String>> why) {
+    unread = why;
+  }
+
+  /** Why the policy in force is not (yet) known to be the cluster's; empty once it has been read, or without a cluster. */
+  public Optional<String> unread() {
+    var why = unread;
+    if (why == null) {
+      return Optional.empty();
+    }
+    var reason = why.get();
+    if (reason.isEmpty()) {
+      unread = null;
+    }
+    return reason;
+  }
 
   public GpuPolicy current() {
     return active.get().policy();

@@ -113,7 +113,7 @@ class ApiServerOutageTest {
       new ClusterContactMetrics().register(null, registry, webhook.contact);
       assertThat(registry.get("gpu_admission_cluster_connected").gauge().value()).isZero();
       assertThat(registry.get("gpu_admission_cluster_seconds_since_contact").gauge().value()).isEqualTo(42.0);
-      var health = new ClusterHealthCheck(webhook.contact).call();
+      var health = new ClusterHealthCheck(webhook.contact, webhook.firstSync).call();
       assertThat(health.getStatus()).isEqualTo(HealthCheckResponse.Status.UP);
       assertThat(health.getData()).contains(Map.of("configured", true, "connected", false, "secondsSinceContact", 42L));
 
@@ -128,7 +128,7 @@ class ApiServerOutageTest {
       assertThat(webhook.contact.secondsSinceContact()).isZero();
       assertThat(registry.get("gpu_admission_cluster_connected").gauge().value()).isEqualTo(1.0);
       assertThat(registry.get("gpu_admission_cluster_seconds_since_contact").gauge().value()).isZero();
-      assertThat(new ClusterHealthCheck(webhook.contact).call().getData()).contains(Map.of("configured", true, "connected", true, "secondsSinceContact", 0L));
+      assertThat(new ClusterHealthCheck(webhook.contact, webhook.firstSync).call().getData()).contains(Map.of("configured", true, "connected", true, "secondsSinceContact", 0L));
     }
   }
 

@@ -43,6 +43,7 @@ final class Webhook implements AutoCloseable {
   final NamespaceInventory namespaces;
   final PolicyWatcher policyWatcher;
   final ClusterContact contact;
+  final FirstSync firstSync;
   final MutationService mutation;
   final ValidationService validation;
 
@@ -61,6 +62,7 @@ final class Webhook implements AutoCloseable {
     // Only the informers started here: an application of another test may still run in this JVM.
     contact = new ClusterContact(connection, clock::get,
         () -> Informers.running().stream().filter(i -> !others.contains(i)).toList());
+    firstSync = new FirstSync(connection, store, () -> Informers.running().stream().filter(i -> !others.contains(i)).toList(), System::nanoTime);
     var metrics = new AdmissionMetrics(new SimpleMeterRegistry());
     mutation = new MutationService(store, nodes, metrics);
     validation =
