@@ -287,9 +287,10 @@ public final class PlacementLeadership implements AutoCloseable {
       return;
     }
     var retry = timing.retryPeriod();
-    try {
+    // Begun before the list is read: what the informer tells meanwhile is newer than the list.
+    try (var rebuild = ledger.beginRebuild()) {
       var claims = BoundPods.list(client, policies.get());
-      ledger.rebuild(claims);
+      rebuild.apply(claims);
       synchronized (terms) {
         if (terms.get() != term) {
           return; // stepped down while listing

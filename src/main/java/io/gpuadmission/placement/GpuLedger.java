@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +37,8 @@ public final class GpuLedger {
   private final Set<String> withoutGpus = ConcurrentHashMap.newKeySet();
   private final Set<String> deleted = ConcurrentHashMap.newKeySet();
   private volatile long generation;
+  /** Rebuilds whose pod list is being read. */
+  private final List<Rebuild> rebuilds = new ArrayList<>();
 
   public synchronized void putNode(GpuNodeCapacity node) {
     withoutGpus.remove(node.name());
@@ -101,11 +104,13 @@ public final class GpuLedger {
 
   /** A bound pod's annotations, seen by the informer or a list: replaces any claim of that pod. */
   public synchronized void confirm(GpuClaim bound) {
+    told(bound.podUid());
     put(bound.in(Phase.BOUND, Instant.MAX));
   }
 
   /** The pod is gone or finished: its GPUs are free. */
   public synchronized void forget(String podUid) {
+    told(podUid);
     remove(podUid);
   }
 
@@ -222,16 +227,70 @@ public final class GpuLedger {
   }
 
   /**
-   * Replaces every confirmed claim with {@code bound}, read from a fresh list of the pods (a new
+   * Replaces every confirmed claim with {@code bound}, a list of the pods already read (a new
    * leader, a restart). Reservations and assumptions of this replica stay unless listed.
    */
-  public synchronized void rebuild(Collection<GpuClaim> bound) {
-    for (var claim : List.copyOf(claims.values())) {
-      if (claim.phase() == Phase.BOUND) {
-        remove(claim.podUid());
+  public void rebuild(Collection<GpuClaim> bound) {
+    try (var rebuild = beginRebuild()) {
+      rebuild.apply(bound);
+    }
+  }
+
+  /**
+   * Call before listing the pods for a rebuild, and {@link Rebuild#apply} the list when it is in.
+   * The informer goes on confirming and forgetting pods while the list is read, and what it says
+   * of a pod in that time is at least as new as the list: a pod bound, finished or deleted after
+   * the list was read is known to the informer only, which never tells it again. So the rebuild
+   * leaves the pods told of meanwhile as the informer left them, and replaces the others.
+   */
+  public synchronized Rebuild beginRebuild() {
+    var rebuild = new Rebuild();
+    rebuilds.add(rebuild);
+    return rebuild;
+  }
+
+  /** A rebuild under way: the pods confirmed or forgotten since it began. Close it if the list fails. */
+  public final class Rebuild implements AutoCloseable {
+    private final Set<String> toldSince = new HashSet<>();
+
+    private Rebuild() {}
+
+    /**
+     * Replaces the confirmed claims not told of since {@link #beginRebuild} with those of {@code
+     * bound}. A rebuild begun earlier and applied later changes nothing: its list is older.
+     */
+    public void apply(Collection<GpuClaim> bound) {
+      synchronized (GpuLedger.this) {
+        var index = rebuilds.indexOf(this);
+        if (index < 0) {
+          return;
+        }
+        rebuilds.subList(0, index + 1).clear();
+        for (var claim : List.copyOf(claims.values())) {
+          if (claim.phase() == Phase.BOUND && !toldSince.contains(claim.podUid())) {
+            remove(claim.podUid());
+          }
+        }
+        for (var claim : bound) {
+          if (!toldSince.contains(claim.podUid())) {
+            put(claim.in(Phase.BOUND, Instant.MAX));
+          }
+        }
       }
     }
-    bound.forEach(this::confirm);
+
+    @Override
+    public void close() {
+      synchronized (GpuLedger.this) {
+        rebuilds.remove(this);
+      }
+    }
+  }
+
+  private void told(String podUid) {
+    for (var rebuild : rebuilds) {
+      rebuild.toldSince.add(podUid);
+    }
   }
 
   /** A node's GPUs with what is claimed on them; empty for a node without known GPUs. */

@@ -15,6 +15,7 @@ import jakarta.inject.Inject;
 import java.net.URL;
 import java.nio.file.Files;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -26,6 +27,15 @@ class AdmissionHttpTest {
   URL base;
 
   @Inject Vertx vertx;
+
+  /**
+   * The requests below give up after seconds: they start once warm-up is done, not on a cold JVM
+   * (whose first review takes seconds even on a quiet machine) that a busy machine slows further.
+   */
+  @BeforeEach
+  void warmedUp() {
+    io.gpuadmission.support.WebhookCalls.awaitReady(base);
+  }
 
   @Test
   void otherMethodsGet405() {

@@ -23,6 +23,7 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpVersion;
 import jakarta.inject.Inject;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -38,6 +39,15 @@ class BodySizeLimitTest {
   URL base;
 
   @Inject Vertx vertx;
+
+  /**
+   * The requests below give up after seconds: they start once warm-up is done, not on a cold JVM
+   * (whose first review takes seconds even on a quiet machine) that a busy machine slows further.
+   */
+  @BeforeEach
+  void warmedUp() {
+    io.gpuadmission.support.WebhookCalls.awaitReady(base);
+  }
 
   /** A real review padded with an annotation to exactly {@code size} bytes. */
   private static byte[] reviewOfSize(int size) {

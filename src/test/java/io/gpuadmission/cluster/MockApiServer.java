@@ -34,10 +34,22 @@ public final class MockApiServer implements AutoCloseable {
   /** Answers the test puts in place of the store's, for requests it picks. */
   private final java.util.List<java.util.function.Function<RecordedRequest, MockResponse>> instead =
       new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** Requests to answer late, once each: the store's answer as it is on arrival, its body sent after a delay. */
+  private final java.util.List<Late> late = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  private record Late(java.util.function.Predicate<RecordedRequest> which, java.time.Duration delay, java.util.concurrent.CompletableFuture<Void> answered) {}
+
   private final Dispatcher store =
       new Dispatcher() {
         @Override
         public MockResponse dispatch(RecordedRequest request) {
+          for (var pending : late) {
+            if (pending.which().test(request) && late.remove(pending)) {
+              var response = objects.dispatch(request).setBodyDelay(pending.delay());
+              pending.answered().complete(null);
+              return response;
+            }
+          }
           for (var answer : instead) {
             var response = answer.apply(request);
             if (response != null) {
@@ -91,6 +103,17 @@ public final class MockApiServer implements AutoCloseable {
   /** From now on, requests {@code answer} returns a response for get that response instead (null: the store's). */
   public void answerInstead(java.util.function.Function<RecordedRequest, MockResponse> answer) {
     instead.add(answer);
+  }
+
+  /**
+   * The next request {@code which} picks is answered from the objects as they are when it arrives,
+   * but its body reaches the client {@code delay} later (a slow API server, a large list): what
+   * changes meanwhile is not in it. The future completes when that answer has been read from the store.
+   */
+  public java.util.concurrent.CompletableFuture<Void> answerLate(java.util.function.Predicate<RecordedRequest> which, java.time.Duration delay) {
+    var pending = new Late(which, delay, new java.util.concurrent.CompletableFuture<>());
+    late.add(pending);
+    return pending.answered();
   }
 
   public void stop() {

@@ -73,6 +73,34 @@ class GpuLedgerTest {
   }
 
   @Test
+  void aRebuildLeavesThePodsTheInformerToldOfWhileItsListWasReadAsTheInformerSaid() {
+    ledger.confirm(GpuClaim.bound("stale", "ns/stale", "n", List.of(0), 2));
+    ledger.confirm(GpuClaim.bound("deleted", "ns/deleted", "n", List.of(0), 3));
+    var rebuild = ledger.beginRebuild();
+    // The list is read here: it has "deleted" and "listed", not "stale" (deleted before) nor "bound".
+    var list = List.of(GpuClaim.bound("deleted", "ns/deleted", "n", List.of(0), 3), GpuClaim.bound("listed", "ns/listed", "n", List.of(1), 4));
+    ledger.forget("deleted");
+    ledger.confirm(GpuClaim.bound("bound", "ns/bound", "n", List.of(0), 5));
+
+    rebuild.apply(list);
+
+    assertThat(ledger.claims().keySet()).containsExactlyInAnyOrder("bound", "listed");
+    assertThat(free(0)).isEqualTo(11);
+    assertThat(free(1)).isEqualTo(12);
+  }
+
+  @Test
+  void anOlderRebuildAppliedAfterANewerOneChangesNothingTheNewerOneSet() {
+    var older = ledger.beginRebuild();
+    var newer = ledger.beginRebuild();
+    newer.apply(List.of(GpuClaim.bound("a", "ns/a", "n", List.of(0), 4)));
+
+    older.apply(List.of(GpuClaim.bound("gone", "ns/gone", "n", List.of(1), 4)));
+
+    assertThat(ledger.claims().keySet()).containsExactly("a");
+  }
+
+  @Test
   void unhealthyGpusHaveNothingFreeAndClearWhenTheConfigMapEmpties() {
     ledger.setUnhealthy("n", Set.of(1));
     assertThat(free(1)).isZero();
