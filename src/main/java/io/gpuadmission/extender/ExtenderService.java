@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.NodeList;
 import io.fabric8.kubernetes.api.model.NodeListBuilder;
 import io.gpuadmission.cluster.SchedulerNodes;
 import io.gpuadmission.gang.GangGate;
+import io.gpuadmission.placement.ChoicesInFlight;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.NodeEligibility;
@@ -29,6 +30,7 @@ public class ExtenderService {
   private final CandidateReview review;
   private final Nominations nominations;
   private final WorkloadLearner learner;
+  private final ChoicesInFlight choices;
 
   public ExtenderService(
       PlacementDecider decider,
@@ -38,7 +40,9 @@ public class ExtenderService {
       GpuPreemptor preemptor,
       CandidateReview review,
       Nominations nominations,
-      WorkloadLearner learner) {
+      WorkloadLearner learner,
+      ChoicesInFlight choices) {
+    this.choices = choices;
     this.nominations = nominations;
     this.decider = decider;
     this.gangs = gangs;
@@ -62,7 +66,12 @@ public class ExtenderService {
     if (result == null) {
       var pod = args.pod();
       var eligibility = eligibility(args);
+      choices.filtering(uid(pod));
       result = decider.filter(ask, eligibility, names, nominations, PodFacts.priority(pod), uid(pod));
+      if (result.passed().size() == 1) {
+        // kube-scheduler skips prioritize for a single feasible node and binds there.
+        chosen(args, ask, eligibility, result.passed().get(0));
+      }
       if (result.passed().isEmpty() && !result.failed().isEmpty()) {
         // Only nodes the pod may go to: evicting pods elsewhere would never place it.
         preemptor.refused(pod, decider.eligibleAmong(eligibility, result.failed().keySet()));
@@ -83,7 +92,22 @@ public class ExtenderService {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
     var ask = learnAsk(args, names);
-    return gangs.prioritize(args.pod(), names).orElseGet(() -> decider.prioritize(ask, eligibility(args), names));
+    var forGang = gangs.prioritize(args.pod(), names);
+    if (forGang.isPresent()) {
+      return forGang.get();
+    }
+    var eligibility = eligibility(args);
+    var scores = decider.prioritize(ask, eligibility, names);
+    // The weight the shipped configurations give the extender makes 10 the node kube-scheduler takes.
+    scores.stream().filter(s -> s.score() == PlacementDecider.MAX_SCORE).findFirst().ifPresent(best -> chosen(args, ask, eligibility, best.node()));
+    return scores;
+  }
+
+  /** kube-scheduler assumes the pod on {@code node} and binds it: its GPUs there count from now for the next pods. */
+  private void chosen(ExtenderWire.Args args, GpuAsk ask, NodeEligibility eligibility, String node) {
+    var pod = args.pod();
+    var name = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+    choices.chosen(uid(pod), name, ask, eligibility, node, nominations.heldOn(node, PodFacts.priority(pod), uid(pod)));
   }
 
   /**
