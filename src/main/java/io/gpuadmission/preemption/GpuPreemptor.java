@@ -367,7 +367,7 @@ public final class GpuPreemptor implements AutoCloseable {
    * that adds it to the pod's conditions, computed by fabric8's edit from the pod as read), then
    * the delete.
    */
-  private void evict(PodFacts victim, Pod preemptor, String scheduler, String node) {
+  void evict(PodFacts victim, Pod preemptor, String scheduler, String node) {
     var condition =
         new PodConditionBuilder()
             .withType(PodFacts.DISRUPTION_TARGET)
@@ -381,6 +381,9 @@ public final class GpuPreemptor implements AutoCloseable {
       pods.editStatus(pod -> {
         if (!victim.uid().equals(pod.getMetadata().getUid())) {
           throw new IllegalStateException("recreated");
+        }
+        if (pod.getStatus() == null) {
+          pod.setStatus(new io.fabric8.kubernetes.api.model.PodStatus());
         }
         var conditions = new ArrayList<PodCondition>();
         if (pod.getStatus().getConditions() != null) {
@@ -404,7 +407,7 @@ public final class GpuPreemptor implements AutoCloseable {
             + preemptor.getMetadata().getName() + ") on node " + node);
   }
 
-  private void nominate(Pod pod, String node) {
+  void nominate(Pod pod, String node) {
     var status = client.getKubernetesSerialization().asJson(Map.of("status", Map.of("nominatedNodeName", node)));
     client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
         .subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), status);
@@ -414,7 +417,7 @@ public final class GpuPreemptor implements AutoCloseable {
    * {@code status.nominatedNodeName} removed, if the pod under that name is still the one meant (a
    * JSON Patch that tests the UID first); a pod gone or recreated is left alone.
    */
-  private void clearNomination(String namespace, String name, String uid) {
+  void clearNomination(String namespace, String name, String uid) {
     var patch = "[{\"op\":\"test\",\"path\":\"/metadata/uid\",\"value\":" + client.getKubernetesSerialization().asJson(uid)
         + "},{\"op\":\"remove\",\"path\":\"/status/nominatedNodeName\"}]";
     try {
@@ -427,7 +430,7 @@ public final class GpuPreemptor implements AutoCloseable {
     }
   }
 
-  private void publish(Pod pod, String type, String reason, String message) {
+  void publish(Pod pod, String type, String reason, String message) {
     publish(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), type, reason, message);
   }
 

@@ -148,7 +148,7 @@ public final class PreemptionSearch {
   }
 
   /** The node's GPUs with {@code gone} taken off them. */
-  private static NodeGpus without(NodeGpus view, List<GpuClaim> gone) {
+  static NodeGpus without(NodeGpus view, List<GpuClaim> gone) {
     if (gone.isEmpty()) {
       return view;
     }
