@@ -66,12 +66,7 @@ public class ExtenderService {
     if (result == null) {
       var pod = args.pod();
       var eligibility = eligibility(args);
-      choices.filtering(uid(pod));
       result = decider.filter(ask, eligibility, names, nominations, PodFacts.priority(pod), uid(pod));
-      if (result.passed().size() == 1) {
-        // kube-scheduler skips prioritize for a single feasible node and binds there.
-        chosen(args, ask, eligibility, result.passed().get(0));
-      }
       if (result.passed().isEmpty() && !result.failed().isEmpty()) {
         // Only nodes the pod may go to: evicting pods elsewhere would never place it.
         preemptor.refused(pod, decider.eligibleAmong(eligibility, result.failed().keySet()));
@@ -98,16 +93,7 @@ public class ExtenderService {
     }
     var eligibility = eligibility(args);
     var scores = decider.prioritize(ask, eligibility, names);
-    // The weight the shipped configurations give the extender makes 10 the node kube-scheduler takes.
-    scores.stream().filter(s -> s.score() == PlacementDecider.MAX_SCORE).findFirst().ifPresent(best -> chosen(args, ask, eligibility, best.node()));
     return scores;
-  }
-
-  /** kube-scheduler assumes the pod on {@code node} and binds it: its GPUs there count from now for the next pods. */
-  private void chosen(ExtenderWire.Args args, GpuAsk ask, NodeEligibility eligibility, String node) {
-    var pod = args.pod();
-    var name = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
-    choices.chosen(uid(pod), name, ask, eligibility, node, nominations.heldOn(node, PodFacts.priority(pod), uid(pod)));
   }
 
   /**

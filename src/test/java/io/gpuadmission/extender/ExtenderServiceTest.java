@@ -84,45 +84,4 @@ class ExtenderServiceTest {
     service.filter(new ExtenderWire.Args(cgpuPod(), new NodeListBuilder().withItems(clusterNodes()).build(), null));
     assertThat(learner.get().pods()).isEqualTo(1);
   }
-
-  /** A cGPU pod of 14 GiB under its own UID, as kube-scheduler sends it. */
-  private static Pod cgpuPod(String name) {
-    var pod = cgpuPod();
-    pod.getMetadata().setName(name);
-    pod.getMetadata().setUid("uid-" + name);
-    return pod;
-  }
-
-  @Test
-  void aChoiceKubeSchedulerIsBindingCountsForTheNextPodsAsItsCacheAssumesIt() {
-    // Issue 29, item 5. Each cGPU node keeps one 15 GiB GPU free (GPU 0); the others hold 12 GiB.
-    var nodes = new NodeListBuilder().withItems(clusterNodes()).build();
-    service.filter(new ExtenderWire.Args(cgpuPod("first"), nodes, null));
-    for (var node : List.of("cn-beijing.i-cgpu-v100-a", "cn-beijing.i-cgpu-v100-b")) {
-      for (var gpu : List.of(1, 2, 3)) {
-        ledger.confirm(io.gpuadmission.placement.GpuClaim.bound(node + gpu, "default/held-" + gpu, node, List.of(gpu), 12));
-      }
-    }
-    var names = List.of("cn-beijing.i-cgpu-v100-a", "cn-beijing.i-cgpu-v100-b");
-
-    // first: both nodes pass, prioritize gives a 10; kube-scheduler assumes it there and binds.
-    assertThat(service.filter(new ExtenderWire.Args(cgpuPod("first"), null, names)).nodeNames()).isEqualTo(names);
-    assertThat(service.prioritize(new ExtenderWire.Args(cgpuPod("first"), null, names)))
-        .extracting(PlacementDecider.NodeScore::node, PlacementDecider.NodeScore::score)
-        .containsExactly(org.assertj.core.groups.Tuple.tuple("cn-beijing.i-cgpu-v100-a", 10), org.assertj.core.groups.Tuple.tuple("cn-beijing.i-cgpu-v100-b", 9));
-    // The next pod, filtered before first's bind arrives: a's free GPU is first's.
-    var second = service.filter(new ExtenderWire.Args(cgpuPod("second"), null, names));
-    assertThat(second.nodeNames()).containsExactly("cn-beijing.i-cgpu-v100-b");
-    assertThat(second.failedNodes()).isEqualTo(Map.of("cn-beijing.i-cgpu-v100-a", "largest free GPU has 3GiB of aliyun.com/gpu-mem, pod needs 14GiB"));
-    // One node passed: kube-scheduler skips prioritize and binds second there, so a third finds none.
-    assertThat(service.filter(new ExtenderWire.Args(cgpuPod("third"), null, names)).failedNodes()).isEqualTo(Map.of(
-        "cn-beijing.i-cgpu-v100-a", "largest free GPU has 3GiB of aliyun.com/gpu-mem, pod needs 14GiB",
-        "cn-beijing.i-cgpu-v100-b", "largest free GPU has 3GiB of aliyun.com/gpu-mem, pod needs 14GiB"));
-    assertThat(ledger.claim("uid-first").orElseThrow())
-        .extracting(c -> c.node(), c -> c.gpus(), c -> c.phase())
-        .containsExactly("cn-beijing.i-cgpu-v100-a", List.of(0), io.gpuadmission.placement.GpuClaim.Phase.CHOSEN);
-
-    // first filtered again (its bind failed, kube-scheduler forgot it): its own choice is no obstacle.
-    assertThat(service.filter(new ExtenderWire.Args(cgpuPod("first"), null, names)).nodeNames()).containsExactly("cn-beijing.i-cgpu-v100-a");
-  }
 }
