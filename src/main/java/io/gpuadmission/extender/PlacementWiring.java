@@ -15,6 +15,7 @@ import io.gpuadmission.gang.GangMetrics;
 import io.gpuadmission.gang.GangPlanning;
 import io.gpuadmission.gang.GangRegistry;
 import io.gpuadmission.placement.ChoiceOverrides;
+import io.gpuadmission.placement.ChoicesInFlight;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementConfig;
@@ -25,6 +26,7 @@ import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.PolicyStore;
 import io.gpuadmission.preemption.CandidateReview;
 import io.gpuadmission.preemption.DisruptionBudgets;
+import io.gpuadmission.preemption.GangPreemptor;
 import io.gpuadmission.preemption.GpuPreemptor;
 import io.gpuadmission.preemption.PodFactsIndex;
 import io.gpuadmission.preemption.PreemptionMetrics;
@@ -129,6 +131,12 @@ public class PlacementWiring {
 
   @Produces
   @Singleton
+  ChoicesInFlight choicesInFlight(PlacementDecider decider) {
+    return new ChoicesInFlight(ledger, decider, Clock.systemUTC(), config.assumeTimeout());
+  }
+
+  @Produces
+  @Singleton
   GangPlanning gangPlanning(PlacementDecider decider) {
     return new GangPlanning(decider, ledger, nodes::list, gangs);
   }
@@ -175,7 +183,7 @@ public class PlacementWiring {
     return binder;
   }
 
-  void start(@Observes ServerStartup event, PodBinder binder, GangPlanning planning) {
+  void start(@Observes ServerStartup event, PodBinder binder, GangPlanning planning, GpuPreemptor preemptor) {
     expiry = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "placement-expiry"));
     expiry.scheduleWithFixedDelay(() -> ledger.expire(Clock.systemUTC().instant()), 1, 1, TimeUnit.SECONDS);
     if (!cluster.available()) {
@@ -205,6 +213,7 @@ public class PlacementWiring {
                 new GangCoordinator.Timing(config.gangPlanTimeout(), config.assumeTimeout()),
                 new GangEvents(cluster.client(), Clock.systemUTC()),
                 new GangMetrics(meters))
+            .preemptWith(new GangPreemptor(cluster.client(), preemptor, planning, ledger, podFacts, new PreemptionMetrics(meters)))
             .start();
     binder.onBound(coordinator::memberBound);
     policies.onChangeOf(GpuPolicy::nodeLabels, policy -> watcher.remapNodes());

@@ -57,6 +57,24 @@ public final class GangCoordinator implements AutoCloseable {
   private final PlanPatcher patcher;
   private final AtomicBoolean pending = new AtomicBoolean();
   private ScheduledExecutorService loop;
+  private volatile GangPreemption preemption = GangPreemption.NONE;
+
+  /**
+   * Preemption for a complete gang that does not fit (a gang's members are refused as unresolvable,
+   * so kube-scheduler never preempts for them): only the leader asks it, on every pass.
+   */
+  public interface GangPreemption {
+    GangPreemption NONE = (gang, complete) -> false;
+
+    /** True when victims were chosen for the gang's plan, now or earlier and still terminating. */
+    boolean preempt(GangKey gang, GangStatus.Complete complete);
+  }
+
+  /** Lets a complete gang that outranks pods holding GPUs preempt them as a unit. */
+  public GangCoordinator preemptWith(GangPreemption preemption) {
+    this.preemption = preemption;
+    return this;
+  }
 
   public GangCoordinator(
       KubernetesClient client,
@@ -194,7 +212,9 @@ public final class GangCoordinator implements AutoCloseable {
       outcome = planning.plan(gang, complete, Set.of(), writtenPorts());
     }
     if (outcome instanceof GangPlanning.Outcome.NoRoom noRoom) {
-      report(gang, complete.unbound(), "GangWaiting", GangReasons.noRoom(gang, complete, noRoom));
+      if (!preemption.preempt(gang, complete)) {
+        report(gang, complete.unbound(), "GangWaiting", GangReasons.noRoom(gang, complete, noRoom));
+      }
       return Optional.of(State.NO_ROOM);
     }
     return Optional.of(write(gang, complete, (GangPlanning.Outcome.Planned) outcome, now) ? State.PLANNED : State.AWAITING_PLAN);

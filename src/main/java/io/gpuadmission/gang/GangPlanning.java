@@ -1,6 +1,7 @@
 package io.gpuadmission.gang;
 
 import io.fabric8.kubernetes.api.model.Node;
+import io.gpuadmission.allocator.NodeGpus;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PlacementDecider.GangGroup;
@@ -12,7 +13,9 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -92,7 +95,21 @@ public final class GangPlanning {
     return outcome;
   }
 
+  /**
+   * The plan on the nodes' GPUs as {@code views} gives them (preemption: as if the pods it may
+   * evict were gone), not cached.
+   */
+  public Outcome planOver(GangKey gang, GangStatus.Complete complete, Function<String, Optional<NodeGpus>> views) {
+    return planNow(gang, complete, Set.of(), Map.of(), views);
+  }
+
   private Outcome planNow(GangKey gang, GangStatus.Complete complete, Set<String> avoid, Map<String, Set<Integer>> portsPlanned) {
+    return planNow(gang, complete, avoid, portsPlanned, ledger::view);
+  }
+
+  private Outcome planNow(
+      GangKey gang, GangStatus.Complete complete, Set<String> avoid, Map<String, Set<Integer>> portsPlanned,
+      Function<String, Optional<NodeGpus>> views) {
     var groups = new LinkedHashMap<NodeConstraints, List<GangMember>>();
     complete.unbound().forEach(m -> groups.computeIfAbsent(m.constraints(), c -> new ArrayList<>()).add(m));
     var ports = new HashSet<Integer>();
@@ -120,7 +137,7 @@ public final class GangPlanning {
       eligible.addAll(names);
       planned.add(new GangGroup(names, group.getValue().size()));
     }
-    var outcome = decider.planGang(planned, complete.gpusEach(), complete.perNode(), complete.nvlink());
+    var outcome = decider.planGang(planned, complete.gpusEach(), complete.perNode(), complete.nvlink(), views);
     if (outcome instanceof GangOutcome.NoRoom noRoom) {
       return new Outcome.NoRoom(noRoom.room(), eligible.size());
     }

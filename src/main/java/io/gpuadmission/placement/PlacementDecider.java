@@ -102,6 +102,12 @@ public final class PlacementDecider {
    * nvlink}, each member's GPUs all NVLink-connected. Places come back group by group.
    */
   public GangOutcome planGang(List<GangGroup> groups, int gpusEach, int perNode, boolean nvlink) {
+    return planGang(groups, gpusEach, perNode, nvlink, ledger::view);
+  }
+
+  /** As above, on the nodes' GPUs as {@code views} gives them (preemption: with some pods taken away). */
+  public GangOutcome planGang(
+      List<GangGroup> groups, int gpusEach, int perNode, boolean nvlink, Function<String, Optional<NodeGpus>> nodeViews) {
     var s = strategies();
     var planner = new GangPlanner(s.whole(nvlink ? GpuAsk.nvlinked(gpusEach) : GpuAsk.whole(gpusEach)));
     var working = new java.util.HashMap<String, NodeGpus>();
@@ -112,7 +118,7 @@ public final class PlacementDecider {
       var views = new ArrayList<NodeGpus>(group.nodes().size());
       for (var name : group.nodes()) {
         var taken = perNode == 1 && places.stream().anyMatch(p -> p.node().equals(name));
-        var view = working.containsKey(name) ? Optional.of(working.get(name)) : ledger.view(name).map(s::withLinks);
+        var view = working.containsKey(name) ? Optional.of(working.get(name)) : nodeViews.apply(name).map(s::withLinks);
         if (!taken) {
           view.ifPresent(views::add);
         }

@@ -72,8 +72,11 @@ public final class GpuPreemptor implements AutoCloseable {
   /** A refused pod waiting for its attempt. */
   private record Pending(String namespace, String name, List<String> nodes, ScheduledFuture<?> attempt) {}
 
-  /** A preemption this replica made: its victims and when. */
-  private record Made(List<String> victims, Instant at) {}
+  /** A preemption this replica made: its victims, the node the pod was nominated to, and when. */
+  private record Made(List<String> victims, String node, Instant at) {}
+
+  /** How soon an attempt looks again while the informer has not shown this replica's last preemption. */
+  private static final Duration UNSEEN_RETRY = Duration.ofMillis(50);
 
   private final KubernetesClient client;
   private final PreemptionSearch search;
@@ -241,16 +244,49 @@ public final class GpuPreemptor implements AutoCloseable {
   }
 
   private void attempt(String uid) {
-    var waiting = pending.remove(uid);
+    var waiting = pending.get(uid);
     if (waiting == null) {
       return;
     }
+    if (!ownPreemptionsSeen()) {
+      // Two pods refused together are tried one after the other: the second must see the first's
+      // victims terminating and its nomination, or it evicts another pod for the same room.
+      try {
+        var again = loop.schedule(() -> attempt(uid), UNSEEN_RETRY.toMillis(), TimeUnit.MILLISECONDS);
+        pending.computeIfPresent(uid, (key, old) -> new Pending(old.namespace(), old.name(), old.nodes(), again));
+      } catch (RejectedExecutionException closing) {
+        pending.remove(uid);
+      }
+      return;
+    }
+    pending.remove(uid);
     try {
       gate.whileLeading(() -> preempt(uid, waiting));
     } catch (RuntimeException e) {
       metrics.record("error");
       LOG.warnf(e, "preemption for pod %s/%s failed", waiting.namespace(), waiting.name());
     }
+  }
+
+  /**
+   * Whether the pod informer shows every preemption this replica made within {@link
+   * Timing#holdFor}: its victims terminating (or gone) and its pod nominated (or gone, or bound).
+   */
+  private boolean ownPreemptionsSeen() {
+    var now = clock.instant();
+    for (var entry : made.entrySet()) {
+      var m = entry.getValue();
+      if (!now.isBefore(m.at().plus(timing.holdFor()))) {
+        continue;
+      }
+      if (m.victims().stream().anyMatch(victim -> pods.facts(victim).filter(f -> !f.terminating()).isPresent())) {
+        return false;
+      }
+      if (pods.facts(entry.getKey()).filter(f -> f.node().isEmpty() && !f.terminating() && !m.node().equals(f.nominated())).isPresent()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private boolean preempt(String uid, Pending waiting) {
@@ -295,14 +331,12 @@ public final class GpuPreemptor implements AutoCloseable {
     var node = chosen.node();
     var now = clock.instant();
     made.values().removeIf(m -> !now.isBefore(m.at().plus(timing.holdFor())));
-    made.put(preemptor.uid(), new Made(chosen.victims().stream().map(Victim::uid).toList(), now));
+    made.put(preemptor.uid(), new Made(chosen.victims().stream().map(Victim::uid).toList(), node, now));
     var scheduler = pod.getSpec() == null || pod.getSpec().getSchedulerName() == null ? "default-scheduler" : pod.getSpec().getSchedulerName();
     var names = new ArrayList<String>();
-    for (var victim : chosen.victims()) {
+    for (var victim : chosen.evicted()) {
       names.add(victim.facts().pod());
-      if (!victim.facts().terminating()) {
-        evict(victim.facts(), pod, scheduler, node);
-      }
+      evict(victim.facts(), pod, scheduler, node);
     }
     nominate(pod, node);
     // As kube-scheduler's prepareCandidate: less important pods nominated here may no longer fit;
@@ -315,12 +349,17 @@ public final class GpuPreemptor implements AutoCloseable {
       }
     }
     var what = "GPU" + (chosen.gpus().size() == 1 ? " " : "s ") + GpuAnnotations.join(chosen.gpus());
+    var terminating = chosen.alreadyTerminating().stream().map(v -> v.facts().pod()).toList();
+    var going = String.join(", ", terminating) + (terminating.size() == 1 ? " is" : " are") + " terminating already";
+    var message = names.isEmpty()
+        ? "preempted nobody: " + going + " on node " + node + ", which frees " + what + " for this pod (" + preemptor.ask() + ") beside the pods nominated there"
+        : "preempted " + String.join(", ", names) + " on node " + node + " to free " + what + " for this pod (" + preemptor.ask() + ")"
+            + (terminating.isEmpty() ? "" : "; " + going + " there");
     publish(pod, "Normal", "Preempting",
-        "preempted " + String.join(", ", names) + " on node " + node + " to free " + what + " for this pod (" + preemptor.ask()
-            + "); nominated to " + node + " (kube-scheduler counts GPU memory per node and found no victims there)");
+        message + "; nominated to " + node + " (kube-scheduler counts GPU memory per node and found no victims there)");
     metrics.record("preempted");
-    metrics.victims(chosen.victims().size());
-    LOG.infof("preempted %s on %s (%s) for %s (%s, priority %d)", names, node, what, preemptor.pod(), preemptor.ask(), preemptor.priority());
+    metrics.victims(names.size());
+    LOG.infof("%s for %s (priority %d)", message, preemptor.pod(), preemptor.priority());
   }
 
   /**
@@ -328,7 +367,7 @@ public final class GpuPreemptor implements AutoCloseable {
    * that adds it to the pod's conditions, computed by fabric8's edit from the pod as read), then
    * the delete.
    */
-  private void evict(PodFacts victim, Pod preemptor, String scheduler, String node) {
+  void evict(PodFacts victim, Pod preemptor, String scheduler, String node) {
     var condition =
         new PodConditionBuilder()
             .withType(PodFacts.DISRUPTION_TARGET)
@@ -342,6 +381,9 @@ public final class GpuPreemptor implements AutoCloseable {
       pods.editStatus(pod -> {
         if (!victim.uid().equals(pod.getMetadata().getUid())) {
           throw new IllegalStateException("recreated");
+        }
+        if (pod.getStatus() == null) {
+          pod.setStatus(new io.fabric8.kubernetes.api.model.PodStatus());
         }
         var conditions = new ArrayList<PodCondition>();
         if (pod.getStatus().getConditions() != null) {
@@ -365,7 +407,7 @@ public final class GpuPreemptor implements AutoCloseable {
             + preemptor.getMetadata().getName() + ") on node " + node);
   }
 
-  private void nominate(Pod pod, String node) {
+  void nominate(Pod pod, String node) {
     var status = client.getKubernetesSerialization().asJson(Map.of("status", Map.of("nominatedNodeName", node)));
     client.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName())
         .subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), status);
@@ -375,7 +417,7 @@ public final class GpuPreemptor implements AutoCloseable {
    * {@code status.nominatedNodeName} removed, if the pod under that name is still the one meant (a
    * JSON Patch that tests the UID first); a pod gone or recreated is left alone.
    */
-  private void clearNomination(String namespace, String name, String uid) {
+  void clearNomination(String namespace, String name, String uid) {
     var patch = "[{\"op\":\"test\",\"path\":\"/metadata/uid\",\"value\":" + client.getKubernetesSerialization().asJson(uid)
         + "},{\"op\":\"remove\",\"path\":\"/status/nominatedNodeName\"}]";
     try {
@@ -388,7 +430,7 @@ public final class GpuPreemptor implements AutoCloseable {
     }
   }
 
-  private void publish(Pod pod, String type, String reason, String message) {
+  void publish(Pod pod, String type, String reason, String message) {
     publish(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), type, reason, message);
   }
 

@@ -20,18 +20,33 @@ public record NodeVictims(String node, List<Victim> victims, int pdbViolations, 
    * PodDisruptionBudget violations, then the lowest highest-priority victim, then the smallest sum
    * of priorities (each shifted by 2^31 so that more victims of a negative priority never win),
    * then the fewest victims, then the latest start among the highest-priority victims. Ties keep
-   * the order they came in.
+   * the order they came in. Victims terminating already are not counted: they go anyway, so a
+   * GPU they free ranks before one that needs an eviction.
    */
   public static final Comparator<NodeVictims> BETTER_FIRST =
       Comparator.comparingInt(NodeVictims::pdbViolations)
           .thenComparingLong(NodeVictims::highestPriority)
           .thenComparingLong(NodeVictims::prioritySum)
-          .thenComparingInt(v -> v.victims().size())
+          .thenComparingLong(NodeVictims::evictions)
           .thenComparing(NodeVictims::earliestStartOfHighest, Comparator.reverseOrder());
+
+  /** The victims not terminating yet: those this preemption deletes. */
+  public List<Victim> evicted() {
+    return victims.stream().filter(v -> !v.facts().terminating()).toList();
+  }
+
+  /** The victims terminating already, whose GPUs the pod waits for. */
+  public List<Victim> alreadyTerminating() {
+    return victims.stream().filter(v -> v.facts().terminating()).toList();
+  }
+
+  long evictions() {
+    return evicted().size();
+  }
 
   long highestPriority() {
     var highest = Long.MIN_VALUE;
-    for (var victim : victims) {
+    for (var victim : evicted()) {
       highest = Math.max(highest, victim.facts().priority());
     }
     return highest;
@@ -39,7 +54,7 @@ public record NodeVictims(String node, List<Victim> victims, int pdbViolations, 
 
   long prioritySum() {
     long sum = 0;
-    for (var victim : victims) {
+    for (var victim : evicted()) {
       sum += victim.facts().priority() + (1L << 31);
     }
     return sum;
@@ -49,7 +64,7 @@ public record NodeVictims(String node, List<Victim> victims, int pdbViolations, 
   Instant earliestStartOfHighest() {
     var highest = highestPriority();
     var earliest = Instant.MAX;
-    for (var victim : victims) {
+    for (var victim : evicted()) {
       if (victim.facts().priority() == highest && victim.facts().started().isBefore(earliest)) {
         earliest = victim.facts().started();
       }

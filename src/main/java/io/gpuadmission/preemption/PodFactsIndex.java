@@ -99,7 +99,7 @@ public final class PodFactsIndex implements Nominations {
 
   /**
    * Pending pods that may preempt: not bound, not being deleted, not nominated (a preemption for
-   * them is made), asking GPUs, not a gang member (gangs wait for room), and of higher priority
+   * them is made), asking GPUs, not a gang member (the gang coordinator preempts for gangs), and of higher priority
    * than some pod holding GPUs (else no victim can exist).
    */
   public List<PodFacts> mayPreempt() {

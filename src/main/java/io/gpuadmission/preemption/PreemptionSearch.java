@@ -1,5 +1,7 @@
 package io.gpuadmission.preemption;
 
+import io.gpuadmission.allocator.GpuDevice;
+import io.gpuadmission.allocator.NodeGpus;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
@@ -15,10 +17,14 @@ import java.util.Set;
  * Victims for a pod on one node, read from the GPU ledger (which pod holds which GPU) and the
  * {@link PodFactsIndex} (priority, start, gang, nominations): the pods that may be evicted are the
  * ones of lower priority than the pod (kube-scheduler's rule: never equal or higher) that are not
- * already terminating, each on its own or, for a gang, all its placed members together when they
+ * not a gang member, each on its own or, for a gang, all its placed members together when they
  * are all on this node (a gang with a member elsewhere, or one of equal or higher priority, is never
- * a victim). Pods nominated to the node with no lower priority keep the GPUs they would take.
- * {@link VictimChooser} picks among them.
+ * a victim). As in kube-scheduler's dry run, a pod of lower priority that is already terminating is
+ * a victim like any other (it costs no eviction: {@link NodeVictims#BETTER_FIRST} does not count
+ * it), and pods nominated to the node with no lower priority keep the GPUs they will take once
+ * those terminating pods are gone ({@code RunFilterPluginsWithNominatedPods} on the node with the
+ * lower-priority pods removed). So a GPU a terminating victim frees, less what the pods nominated
+ * to it take, is room for the next preemptor. {@link VictimChooser} picks among them.
  */
 public final class PreemptionSearch {
   private final GpuLedger ledger;
@@ -48,8 +54,10 @@ public final class PreemptionSearch {
       return Optional.empty();
     }
     var claims = new ArrayList<>(ledger.claimsOn(node));
-    // Pods nominated here of no lower priority keep their GPUs, as in kube-scheduler's dry run.
-    claims.addAll(decider.heldClaims(node, view.get(), pods.heldOn(node, preemptor.priority(), preemptor.uid())));
+    // Pods nominated here of no lower priority keep their GPUs, as in kube-scheduler's dry run:
+    // placed where they go once the pods terminating for them have gone.
+    var freed = without(view.get(), terminatingBelow(preemptor, claims));
+    claims.addAll(decider.heldClaims(node, freed, pods.heldOn(node, preemptor.priority(), preemptor.uid())));
     var gone = new HashSet<>(alreadyGoing);
     var withGoing = new ArrayList<Victim>();
     for (var uid : alreadyGoing) {
@@ -81,15 +89,19 @@ public final class PreemptionSearch {
     var units = new ArrayList<VictimUnit>();
     var gangs = new LinkedHashMap<String, Boolean>();
     for (var claim : claims) {
-      if (gone.contains(claim.podUid()) || claim.phase() == GpuClaim.Phase.PLANNED || claim.podUid().equals(preemptor.uid())) {
+      if (gone.contains(claim.podUid()) || claim.phase() == GpuClaim.Phase.PLANNED || claim.phase() == GpuClaim.Phase.CHOSEN
+          || claim.podUid().equals(preemptor.uid())) {
         continue;
       }
       var facts = pods.facts(claim.podUid());
-      // A terminating pod frees its GPUs for the pod it was evicted for, not for another one.
-      if (facts.isEmpty() || facts.get().priority() >= preemptor.priority() || facts.get().terminating()) {
+      if (facts.isEmpty() || facts.get().priority() >= preemptor.priority()) {
         continue;
       }
-      if (facts.get().gang().isPresent()) {
+      if (facts.get().terminating()) {
+        // Going anyway (a gang's members each on their own): the pods it was evicted for are
+        // nominated here and hold what they take of its GPUs; the rest is room.
+        units.add(new VictimUnit(List.of(new Victim(facts.get(), claim))));
+      } else if (facts.get().gang().isPresent()) {
         gangs.putIfAbsent(facts.get().gang().get(), true);
       } else {
         units.add(new VictimUnit(List.of(new Victim(facts.get(), claim))));
@@ -120,6 +132,42 @@ public final class PreemptionSearch {
       members.add(new Victim(member, claim.get()));
     }
     return members.isEmpty() ? Optional.empty() : Optional.of(new VictimUnit(members));
+  }
+
+  /** Claims of pods of lower priority than the preemptor that are terminating already. */
+  private List<GpuClaim> terminatingBelow(Preemptor preemptor, List<GpuClaim> claims) {
+    var out = new ArrayList<GpuClaim>();
+    for (var claim : claims) {
+      var facts = pods.facts(claim.podUid());
+      if (claim.phase() != GpuClaim.Phase.PLANNED && facts.isPresent() && facts.get().terminating()
+          && facts.get().priority() < preemptor.priority()) {
+        out.add(claim);
+      }
+    }
+    return out;
+  }
+
+  /** The node's GPUs with {@code gone} taken off them. */
+  static NodeGpus without(NodeGpus view, List<GpuClaim> gone) {
+    if (gone.isEmpty()) {
+      return view;
+    }
+    var used = new long[view.gpus().size()];
+    for (int g = 0; g < used.length; g++) {
+      used[g] = view.gpus().get(g).used();
+    }
+    for (var claim : gone) {
+      for (var g : claim.gpus()) {
+        if (g >= 0 && g < used.length) {
+          used[g] -= claim.whole() ? view.gpus().get(g).capacity() : claim.memory();
+        }
+      }
+    }
+    var gpus = new ArrayList<GpuDevice>(used.length);
+    for (int g = 0; g < used.length; g++) {
+      gpus.add(view.gpus().get(g).withUsed(Math.max(0, used[g])));
+    }
+    return new NodeGpus(view.name(), gpus, view.links(), view.cpuCapacity(), view.cpuFree());
   }
 
   private static NodeVictims prepend(List<Victim> first, NodeVictims chosen) {

@@ -6,6 +6,7 @@ import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -89,7 +90,8 @@ final class VictimChooser {
   /**
    * Removes every unit of the scope; if the ask then fits, puts units back, each one that still
    * leaves room staying: first those whose eviction would violate a PodDisruptionBudget, then the
-   * rest, each group most important first. The others are the victims.
+   * rest, each group most important first, and last those terminating already (a victim among
+   * them costs no eviction, and violates no budget). The others are the victims.
    */
   private static Optional<Scope> reprieve(
       NodeGpus view, long[] used, List<VictimUnit> candidates, Predicate<long[]> fits, DisruptionBudgets budgets) {
@@ -101,13 +103,13 @@ final class VictimChooser {
       return Optional.empty();
     }
     var ordered = new ArrayList<>(candidates);
-    ordered.sort(VictimUnit::moreImportantFirst);
+    ordered.sort(Comparator.comparing(VictimUnit::terminating).thenComparing(VictimUnit::moreImportantFirst));
     var pods = new ArrayList<PodFacts>();
     ordered.forEach(u -> u.pods().forEach(p -> pods.add(p.facts())));
     var flags = budgets.violating(pods);
     var violating = new HashSet<String>();
     for (int i = 0; i < flags.length; i++) {
-      if (flags[i]) {
+      if (flags[i] && !pods.get(i).terminating()) {
         violating.add(pods.get(i).uid());
       }
     }

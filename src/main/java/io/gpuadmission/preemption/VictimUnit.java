@@ -29,6 +29,16 @@ record VictimUnit(List<Victim> pods) {
     return earliest;
   }
 
+  /** Every pod of it is being deleted already: evicting it costs nothing more. */
+  boolean terminating() {
+    for (var pod : pods) {
+      if (!pod.facts().terminating()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   boolean touches(int gpu) {
     for (var pod : pods) {
       if (pod.claim().gpus().contains(gpu)) {

@@ -26,6 +26,12 @@ import io.gpuadmission.placement.MemberPlan;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PodBinder;
 import io.gpuadmission.policy.GpuPolicy;
+import io.gpuadmission.preemption.DisruptionBudgets;
+import io.gpuadmission.preemption.GangPreemptor;
+import io.gpuadmission.preemption.GpuPreemptor;
+import io.gpuadmission.preemption.PodFactsIndex;
+import io.gpuadmission.preemption.PreemptionMetrics;
+import io.gpuadmission.preemption.PreemptionSearch;
 import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.policy.PolicyStore;
 import io.gpuadmission.support.Fixtures;
@@ -79,14 +85,19 @@ class GangPlacementTest {
       gate = new LeaderGate(identity);
       var decider = new PlacementDecider(ledger, policies::current);
       binder = new PodBinder(client, ledger, decider, gate, policies::current, Clock.systemUTC(), Duration.ofMinutes(5));
-      watcher = new LedgerWatcher(client, ledger, policies::current).alsoTell(gangs::current, gangs::gone);
+      var facts = new PodFactsIndex(policies::current, ledger);
+      watcher = new LedgerWatcher(client, ledger, policies::current).alsoTell(gangs::current, gangs::gone).alsoTell(facts::current, facts::gone);
       var planning = new GangPlanning(decider, ledger, watcher::nodes, gangs);
-      service = Services.with(decider, new GangGate(gangs, planning, policies::current, planTimeout), policies, ledger, new io.gpuadmission.preemption.PodFactsIndex(policies::current, ledger), client, gate);
+      service = Services.with(decider, new GangGate(gangs, planning, policies::current, planTimeout), policies, ledger, facts, client, gate);
+      var search = new PreemptionSearch(ledger, facts, decider, new DisruptionBudgets());
+      var evictions = new GpuPreemptor(client, search, decider, ledger, facts, gate, policies::current, Clock.systemUTC(),
+          new GpuPreemptor.Timing(Duration.ofMillis(200), Duration.ofSeconds(30)), new PreemptionMetrics(meters));
       coordinator =
           new GangCoordinator(
               client, gangs, planning, ledger, gate, Clock.systemUTC(),
               new GangCoordinator.Timing(planTimeout, Duration.ofSeconds(30)),
-              new GangEvents(client, Clock.systemUTC()), new GangMetrics(meters));
+              new GangEvents(client, Clock.systemUTC()), new GangMetrics(meters))
+              .preemptWith(new GangPreemptor(client, evictions, planning, ledger, facts, new PreemptionMetrics(meters)));
       binder.onBound(coordinator::memberBound);
       watcher.start();
       coordinator.start();
@@ -339,6 +350,97 @@ class GangPlacementTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> !plans("resnet", 2).containsValue(""));
     assertThat(plans("resnet", 2).values()).containsExactly("dgx1-a GPUs 0,1,2,3,4,5,6,7", "dgx1-b GPUs 0,1,2,3,4,5,6,7");
     assertThat(replica.schedule("resnet-worker-1")).isEqualTo("dgx1-b");
+  }
+
+  /** A running pod of priority 100 on {@code node} holding whole GPUs {@code gpus}, kept by a finalizer until let go. */
+  private Pod lowOn(PodBuilder pod, String node, String gpus) {
+    return admin.resource(pod.editMetadata().addToAnnotations(GpuAnnotations.GPU_INDICES, gpus).addToFinalizers("gpu-admission.io/test-kubelet").endMetadata()
+        .editSpec().withNodeName(node).withPriority(100).endSpec().build()).create();
+  }
+
+  private void letGo(String name) {
+    admin.pods().inNamespace(NS).withName(name).edit(p -> new PodBuilder(p).editMetadata().withFinalizers(List.of()).endMetadata().build());
+  }
+
+  private String nominated(String name) {
+    var pod = admin.pods().inNamespace(NS).withName(name).get();
+    return pod == null || pod.getStatus() == null ? null : pod.getStatus().getNominatedNodeName();
+  }
+
+  private boolean terminating(String name) {
+    var pod = admin.pods().inNamespace(NS).withName(name).get();
+    return pod != null && pod.getMetadata().getDeletionTimestamp() != null;
+  }
+
+  @Test
+  void aHighPriorityGangPreemptsALowGangWholeAndIsPlannedWhereItsVictimsWere() {
+    // Issue 29, item 4. dgx1-a: a low gang of two 4-GPU members. dgx1-b: GPUs 0-5 for a pod of
+    // priority 2000, GPU 6 for a low single-GPU pod, GPU 7 free.
+    var replica = leader();
+    for (int i = 0; i < 2; i++) {
+      var template = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("gang/bert-worker.yaml")), Pod.class);
+      lowOn(new PodBuilder(template).editMetadata().withName("low-worker-" + i).addToLabels("gpu-topology", "low").addToLabels("gpu-topology-replica", "2")
+          .endMetadata().editSpec().editFirstContainer().editResources().addToLimits("aliyun.com/gpu", new io.fabric8.kubernetes.api.model.Quantity("4"))
+          .endResources().endContainer().endSpec(), "dgx1-a", i == 0 ? "0,1,2,3" : "4,5,6,7");
+    }
+    var important = new PodBuilder().withNewMetadata().withName("important").withNamespace(NS).endMetadata()
+        .withNewSpec().addNewContainer().withName("c").withImage("cuda")
+        .withNewResources().addToLimits("aliyun.com/gpu", new io.fabric8.kubernetes.api.model.Quantity("6")).endResources().endContainer().endSpec();
+    admin.resource(important.editMetadata().addToAnnotations(GpuAnnotations.GPU_INDICES, "0,1,2,3,4,5").endMetadata()
+        .editSpec().withNodeName("dgx1-b").withPriority(2000).endSpec().build()).create();
+    lowOn(new PodBuilder().withNewMetadata().withName("single").withNamespace(NS).endMetadata()
+        .withNewSpec().addNewContainer().withName("c").withImage("cuda")
+        .withNewResources().addToLimits("aliyun.com/gpu", new io.fabric8.kubernetes.api.model.Quantity("1")).endResources().endContainer().endSpec(), "dgx1-b", "6");
+    await().atMost(Duration.ofSeconds(5)).until(() -> replica.ledger.claimsOn("dgx1-a").size() == 2 && replica.ledger.claimsOn("dgx1-b").size() == 2);
+
+    // A gang of two 4-GPU members of priority 1000: no room (3 GPUs free) until pods of lower priority go.
+    for (int i = 0; i < 2; i++) {
+      member("bert", i, "2", 4, b -> b.editSpec().addToNodeSelector(V100).withPriority(1000).endSpec());
+    }
+
+    // The leader plans it as if they were gone: both members on dgx1-a, whose low gang goes whole;
+    // the single pod on dgx1-b stays. Each member is nominated to dgx1-a.
+    await().atMost(Duration.ofSeconds(10)).until(() -> terminating("low-worker-0") && terminating("low-worker-1")
+        && "dgx1-a".equals(nominated("bert-worker-0")) && "dgx1-a".equals(nominated("bert-worker-1")));
+    var message = "gang \"ml/bert\" preempted ml/low-worker-0, ml/low-worker-1 to free dgx1-a GPUs 0,1,2,3, dgx1-a GPUs 4,5,6,7;"
+        + " each member is nominated to its node, and the gang is planned there once they are gone";
+    await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(events("Preempting")).containsExactly("bert-worker-0: " + message, "bert-worker-1: " + message));
+    assertThat(admin.pods().inNamespace(NS).withName("low-worker-0").get().getStatus().getConditions())
+        .anyMatch(c -> "DisruptionTarget".equals(c.getType()) && "PreemptionByScheduler".equals(c.getReason()));
+    // While the victims terminate nothing more goes, and no plan is made.
+    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3)).until(() -> !terminating("single") && events("Preempting").size() == 2);
+    assertThat(plans("bert", 2).values()).containsOnly("");
+
+    // The kubelet lets the low gang go: the gang is planned on the GPUs it freed and binds there.
+    letGo("low-worker-0");
+    letGo("low-worker-1");
+    await().atMost(Duration.ofSeconds(10)).until(() -> !plans("bert", 2).containsValue(""));
+    assertThat(plans("bert", 2).values()).containsExactly("dgx1-a GPUs 0,1,2,3", "dgx1-a GPUs 4,5,6,7");
+    assertThat(replica.schedule("bert-worker-0")).isEqualTo("dgx1-a");
+    assertThat(replica.schedule("bert-worker-1")).isEqualTo("dgx1-a");
+  }
+
+  @Test
+  void aGangThatNoPreemptionCanPlaceEvictsNobody() {
+    // Both V100 boards full with pods of priority 2000: nothing the gang may evict makes room.
+    var replica = leader();
+    for (var node : List.of("dgx1-a", "dgx1-b")) {
+      admin.resource(new PodBuilder().withNewMetadata().withName("top-" + node).withNamespace(NS)
+          .addToAnnotations(GpuAnnotations.GPU_INDICES, "0,1,2,3,4,5,6,7").endMetadata()
+          .withNewSpec().withNodeName(node).withPriority(2000).addNewContainer().withName("c").withImage("cuda")
+          .withNewResources().addToLimits("aliyun.com/gpu", new io.fabric8.kubernetes.api.model.Quantity("8")).endResources()
+          .endContainer().endSpec().build()).create();
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> replica.ledger.claimsOn("dgx1-a").size() == 1 && replica.ledger.claimsOn("dgx1-b").size() == 1);
+    for (int i = 0; i < 2; i++) {
+      member("bert", i, "2", 4, b -> b.editSpec().addToNodeSelector(V100).withPriority(1000).endSpec());
+    }
+    var reason = "gang \"ml/bert\": needs 2 × 4 GPUs, the cluster has room for 0 (on the 2 nodes its members may run on)";
+    await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(unresolvable(replica.filter("bert-worker-0"))).isEqualTo(allNodes(reason)));
+    replica.coordinator.reconcile();
+    assertThat(events("Preempting")).isEmpty();
+    assertThat(admin.pods().inNamespace(NS).list().getItems()).noneMatch(p -> p.getMetadata().getDeletionTimestamp() != null
+        || p.getStatus() != null && p.getStatus().getNominatedNodeName() != null);
   }
 
   @Test

@@ -131,6 +131,41 @@ class PreemptionEndpointTest {
   }
 
   @Test
+  void twoHighPodsRefusedTogetherEvictOneVictimAndShareTheGpuItFrees() {
+    // Issue 29, item 2: two pods of priority 1000 asking 8 GiB, refused in the same moment.
+    // (Names of their own: the mock API server keeps each Binding it was given.)
+    var first = pending("pair-a", 1000, "8");
+    var second = pending("pair-b", 1000, "8");
+    assertThat(json(post("/extender/filter", args(first))).path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(json(post("/extender/filter", args(second))).path("NodeNames").toString()).isEqualTo("[]");
+
+    // The first evicts low-5 (share-c GPU 1); 16 GiB less its 8 leaves room for the second there,
+    // so the second is nominated to the same GPU and evicts nobody.
+    await().atMost(Duration.ofSeconds(10)).until(() -> "share-c".equals(pod("pair-a").getStatus().getNominatedNodeName())
+        && "share-c".equals(pod("pair-b").getStatus().getNominatedNodeName()));
+    await().atMost(Duration.ofSeconds(5)).until(() -> events("pair-a").contains(
+            "Preempting: preempted prio/low-5 on node share-c to free GPU 1 for this pod (8GiB of one GPU); nominated to share-c"
+                + " (kube-scheduler counts GPU memory per node and found no victims there)")
+        && events("pair-b").contains(
+            "Preempting: preempted nobody: prio/low-5 is terminating already on node share-c, which frees GPU 1 for this pod (8GiB of one GPU)"
+                + " beside the pods nominated there; nominated to share-c (kube-scheduler counts GPU memory per node and found no victims there)"));
+    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3)).until(() -> client.pods().inNamespace(NS).list().getItems().stream()
+        .filter(p -> p.getMetadata().getDeletionTimestamp() != null).map(p -> p.getMetadata().getName()).toList().equals(List.of("low-5")));
+
+    // low-5 goes: both pass share-c only and bind to GPU 1, which holds them both.
+    letGo("low-5");
+    await().atMost(Duration.ofSeconds(10)).until(() -> client.pods().inNamespace(NS).withName("low-5").get() == null && ledger.claimsOn("share-c").size() == 1);
+    for (var high : List.of(first, second)) {
+      var name = high.getMetadata().getName();
+      assertThat(json(post("/extender/filter", args(pod(name)))).path("NodeNames").toString()).as(name).isEqualTo("[\"share-c\"]");
+      var bind = Map.of("PodName", name, "PodNamespace", NS, "PodUID", high.getMetadata().getUid(), "Node", "share-c");
+      assertThat(json(post("/extender/bind", KubernetesJson.mapper().valueToTree(bind).toString()))).as(name).isEqualTo(json("{\"Error\":\"\"}"));
+      assertThat(pod(name).getMetadata().getAnnotations()).as(name).containsEntry("ALIYUN_COM_GPU_MEM_IDX", "1");
+    }
+    assertThat(pod("low-4").getMetadata().getDeletionTimestamp()).isNull();
+  }
+
+  @Test
   void aPreemptionClearsTheNominationsOfLessImportantPodsToTheFreedNodeOnly() {
     // Nominated by earlier preemptions: a priority-500 pod to share-c, another to share-a.
     var onC = nominated(pending("mid-on-c", 500, "8"), "share-c");

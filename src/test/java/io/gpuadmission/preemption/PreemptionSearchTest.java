@@ -261,12 +261,33 @@ class PreemptionSearchTest {
   }
 
   @Test
-  void aTerminatingPodFreesItsGpuForItsOwnPreemptorNotForAnother() {
+  void aGpuATerminatingPodFreesIsRoomLessWhatThePodNominatedThereTakes() {
+    // going (12 GiB on GPU 0) terminates for "first", nominated to a; stays holds GPU 1.
     share("going", "a", 0, 12, 0, 9);
     share("stays", "a", 1, 12, 0, 1);
     pods.put(new PodFacts("going", "ml", "going", 0, T0, true, true, Optional.empty(), "a", "", Map.of(), GpuAsk.share(12)));
+    pods.put(new PodFacts("first", "ml", "first", 1000, Instant.MAX, false, false, Optional.empty(), "", "a", Map.of(), GpuAsk.share(8)));
 
-    assertThat(names(search.onNode(high(8), "a", Set.of()))).containsExactly("stays");
+    // first takes 8 of GPU 0's 16 GiB once going is gone: 8 GiB fit beside it, no eviction.
+    var chosen = search.onNode(high(8), "a", Set.of()).orElseThrow();
+    assertThat(chosen.victims()).extracting(Victim::uid).containsExactly("going");
+    assertThat(chosen.evicted()).isEmpty();
+    assertThat(chosen.gpus()).containsExactly(0);
+    // 12 GiB do not fit beside it: stays goes, GPU 1.
+    var larger = search.onNode(high(12), "a", Set.of()).orElseThrow();
+    assertThat(larger.victims()).extracting(Victim::uid).containsExactly("stays");
+    assertThat(larger.gpus()).containsExactly(1);
+  }
+
+  @Test
+  void aGpuATerminatingPodFreesRanksBeforeOneThatNeedsAnEviction() {
+    // The terminating pod started last-but-one, the running one last: kube-scheduler's ranking
+    // alone would evict the younger one; the terminating one costs nothing.
+    share("going", "a", 0, 12, 0, 1);
+    share("young", "a", 1, 12, 0, 9);
+    pods.put(new PodFacts("going", "ml", "going", 0, T0.plusSeconds(60), true, true, Optional.empty(), "a", "", Map.of(), GpuAsk.share(12)));
+
+    assertThat(names(search.onNode(high(8), "a", Set.of()))).containsExactly("going");
   }
 
   @Test
