@@ -4,7 +4,6 @@ import io.fabric8.kubernetes.api.model.NodeList;
 import io.fabric8.kubernetes.api.model.NodeListBuilder;
 import io.gpuadmission.cluster.SchedulerNodes;
 import io.gpuadmission.gang.GangGate;
-import io.gpuadmission.placement.ChoicesInFlight;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.NodeEligibility;
@@ -30,7 +29,6 @@ public class ExtenderService {
   private final CandidateReview review;
   private final Nominations nominations;
   private final WorkloadLearner learner;
-  private final ChoicesInFlight choices;
 
   public ExtenderService(
       PlacementDecider decider,
@@ -40,9 +38,7 @@ public class ExtenderService {
       GpuPreemptor preemptor,
       CandidateReview review,
       Nominations nominations,
-      WorkloadLearner learner,
-      ChoicesInFlight choices) {
-    this.choices = choices;
+      WorkloadLearner learner) {
     this.nominations = nominations;
     this.decider = decider;
     this.gangs = gangs;
@@ -87,13 +83,7 @@ public class ExtenderService {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
     var ask = learnAsk(args, names);
-    var forGang = gangs.prioritize(args.pod(), names);
-    if (forGang.isPresent()) {
-      return forGang.get();
-    }
-    var eligibility = eligibility(args);
-    var scores = decider.prioritize(ask, eligibility, names);
-    return scores;
+    return gangs.prioritize(args.pod(), names).orElseGet(() -> decider.prioritize(ask, eligibility(args), names));
   }
 
   /**

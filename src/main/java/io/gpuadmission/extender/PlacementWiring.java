@@ -15,7 +15,6 @@ import io.gpuadmission.gang.GangMetrics;
 import io.gpuadmission.gang.GangPlanning;
 import io.gpuadmission.gang.GangRegistry;
 import io.gpuadmission.placement.ChoiceOverrides;
-import io.gpuadmission.placement.ChoicesInFlight;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementConfig;
@@ -127,12 +126,6 @@ public class PlacementWiring {
   @Singleton
   PlacementDecider decider() {
     return new PlacementDecider(ledger, policies::current, learner, nodes::node);
-  }
-
-  @Produces
-  @Singleton
-  ChoicesInFlight choicesInFlight(PlacementDecider decider) {
-    return new ChoicesInFlight(ledger, decider, Clock.systemUTC(), config.assumeTimeout());
   }
 
   @Produces

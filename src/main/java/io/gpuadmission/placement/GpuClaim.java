@@ -22,12 +22,6 @@ public record GpuClaim(
   /** Where a claim stands. */
   public enum Phase {
     /**
-     * The extender's choice for a pod kube-scheduler is binding (the node prioritize scored 10, or
-     * the one node filter passed), as kube-scheduler assumes the pod in its cache before the bind
-     * reaches the extender; until bind takes it over, the pod is filtered again, or {@code expires}.
-     */
-    CHOSEN,
-    /**
      * Held for a member of a planned gang until its bind: read from the member's plan annotations,
      * or written by the leader that made the plan until {@code expires} (the informer then shows
      * the annotations and the claim holds until the plan is released).

@@ -198,38 +198,6 @@ public final class GpuLedger {
     return true;
   }
 
-  /**
-   * Holds the GPUs of the extender's answer for a pod until {@code until}, as kube-scheduler
-   * assumes the pod once it has chosen a node: the next pod's filter and prioritize count them
-   * before the bind arrives. Only where the pod holds nothing else and they are still free.
-   */
-  public synchronized boolean choose(GpuClaim chosen, Instant until) {
-    var existing = claims.get(chosen.podUid());
-    if (existing != null && existing.phase() != Phase.CHOSEN) {
-      return false;
-    }
-    if (existing != null) {
-      remove(chosen.podUid());
-    }
-    var node = views.get(chosen.node());
-    if (node == null || !fits(node, chosen)) {
-      return false;
-    }
-    put(chosen.in(Phase.CHOSEN, until));
-    return true;
-  }
-
-  /**
-   * Drops the pod's {@link Phase#CHOSEN} claim: kube-scheduler filters it again (it forgot its
-   * assumption), or its bind is about to choose again.
-   */
-  public synchronized void unchoose(String podUid) {
-    var claim = claims.get(podUid);
-    if (claim != null && claim.phase() == Phase.CHOSEN) {
-      remove(podUid);
-    }
-  }
-
   /** Undoes a reservation or assumption whose Binding failed; a confirmed claim stays. */
   public synchronized void unreserve(String podUid) {
     var claim = claims.get(podUid);
@@ -246,11 +214,11 @@ public final class GpuLedger {
     }
   }
 
-  /** Drops choices, assumptions and fresh plans that were not confirmed by {@code now}; returns them. */
+  /** Drops assumptions and fresh plans the informer never confirmed by {@code now}; returns them. */
   public synchronized List<GpuClaim> expire(Instant now) {
     var expired = new ArrayList<GpuClaim>();
     for (var claim : List.copyOf(claims.values())) {
-      if ((claim.phase() == Phase.ASSUMED || claim.phase() == Phase.PLANNED || claim.phase() == Phase.CHOSEN) && !claim.expires().isAfter(now)) {
+      if ((claim.phase() == Phase.ASSUMED || claim.phase() == Phase.PLANNED) && !claim.expires().isAfter(now)) {
         remove(claim.podUid());
         expired.add(claim);
       }

@@ -141,7 +141,6 @@ public final class PodBinder {
         claim = GpuClaim.reserved(uid, request.pod(), request.node(), plan.get().gpus(), 0);
       } else {
         var priority = pod.getSpec() == null || pod.getSpec().getPriority() == null ? 0 : pod.getSpec().getPriority();
-        ledger.unchoose(uid); // prioritize's choice for this pod holds GPUs against others, not against itself
         var choice = decider.choose(ask, NodeEligibility.of(pod, policies.get()), request.node(), nominations.heldOn(request.node(), priority, uid));
         if (choice instanceof Choice.Refused refused) {
           return "cannot bind " + request.pod() + " (" + ask + "): " + refused.reason();

@@ -89,8 +89,7 @@ public final class PreemptionSearch {
     var units = new ArrayList<VictimUnit>();
     var gangs = new LinkedHashMap<String, Boolean>();
     for (var claim : claims) {
-      if (gone.contains(claim.podUid()) || claim.phase() == GpuClaim.Phase.PLANNED || claim.phase() == GpuClaim.Phase.CHOSEN
-          || claim.podUid().equals(preemptor.uid())) {
+      if (gone.contains(claim.podUid()) || claim.phase() == GpuClaim.Phase.PLANNED || claim.podUid().equals(preemptor.uid())) {
         continue;
       }
       var facts = pods.facts(claim.podUid());
