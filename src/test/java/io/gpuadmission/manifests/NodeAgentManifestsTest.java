@@ -170,11 +170,13 @@ class NodeAgentManifestsTest {
         await().atMost(Duration.ofSeconds(20)).until(agent::podsSynced);
         await().atMost(Duration.ofSeconds(60)).until(() -> {
           agent.round();
-          return calls.stream().anyMatch(c -> c.verb().equals("create"));
+          return calls.stream().anyMatch(c -> c.verb().equals("create")) && calls.stream().anyMatch(c -> c.verb().equals("patch"));
         });
         await().atMost(Duration.ofSeconds(20)).until(() -> calls.stream().filter(c -> c.verb().equals("watch")).count() >= 2);
       }
       recording.set(false);
+      // A call is recorded as it arrives, before the mock server has stored what it creates.
+      await().atMost(Duration.ofSeconds(20)).until(() -> !admin.v1().events().inNamespace("ml-team-a").list().getItems().isEmpty());
       assertThat(admin.v1().events().inNamespace("ml-team-a").list().getItems()).hasSize(1);
     }
     assertThat(new TreeSet<>(calls.stream().map(ApiCall::toString).toList()))
