@@ -10,6 +10,7 @@ import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.support.Fixtures;
 import io.gpuadmission.support.Layer4Service;
+import io.gpuadmission.support.SchedulerCaller;
 import io.gpuadmission.support.TrustAnything;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -57,7 +58,7 @@ class FrozenLeaderFailoverTest {
 
   /** A client that calls as kube-scheduler's does: HTTP/2 when the server offers it, a timeout per call. */
   private static HttpClient schedulerClient() throws Exception {
-    return HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).sslContext(TrustAnything.context()).build();
+    return HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).sslContext(SchedulerCaller.context()).build();
   }
 
   private static HttpResponse<String> bind(HttpClient scheduler, int port, Pod pod) throws Exception {

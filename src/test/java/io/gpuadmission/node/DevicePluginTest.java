@@ -286,9 +286,8 @@ class DevicePluginTest {
     var plugin = dir.resolve("device-plugins").resolve("gpu-admission-aliyun.com-gpu.sock");
     assertThat(plugin).exists();
 
-    kubelet.restart();
+    kubelet.restart(); // empties the directory, as the kubelet's start does; the agent may make its socket again at once
 
-    assertThat(plugin).doesNotExist();
     registered(agent, 2);
     assertThat(plugin).exists();
     var pod = bound("bert-worker-0", List.of(), List.of(container("pytorch", 2)), "gpu-admission.io/gpu-indices", "0,3");
