@@ -5,6 +5,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.io.File;
 import java.util.Optional;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.jboss.logging.Logger;
 
 /**
  * Decides whether there is a cluster to watch. Without one (no kubeconfig, not in a pod, no API
@@ -13,6 +14,7 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
  */
 @ApplicationScoped
 public class ClusterConnection {
+  private static final Logger LOG = Logger.getLogger(ClusterConnection.class);
   private final KubernetesClient client;
   private final boolean available;
 
@@ -41,12 +43,16 @@ public class ClusterConnection {
     }
     var kubeconfig = System.getenv("KUBECONFIG");
     if (kubeconfig != null && !kubeconfig.isBlank()) {
+      // KUBECONFIG says a cluster is meant, even when it names no file that exists (a typo, a
+      // volume not mounted): that cluster is then unreachable (not ready, GPU pods refused), never
+      // "no cluster" with the built-in policy in force.
       for (var path : kubeconfig.split(File.pathSeparator)) {
         if (new File(path).isFile()) {
           return true;
         }
       }
-      return false;
+      LOG.errorf("KUBECONFIG=%s names no file that exists: the cluster it means cannot be reached; not ready until it can", kubeconfig);
+      return true;
     }
     return new File(System.getProperty("user.home"), ".kube/config").isFile();
   }
