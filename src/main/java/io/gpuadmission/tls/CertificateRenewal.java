@@ -108,7 +108,8 @@ final class CertificateRenewal {
     return new CertificateBundle(bundle.casValidAt(now), bundle.caKey(), bundle.certificate(), bundle.key(), bundle.nextCaKey());
   }
 
-  private static boolean signedBy(X509Certificate certificate, X509Certificate ca) {
+  /** Whether {@code ca}'s key signed {@code certificate}. */
+  static boolean signedBy(X509Certificate certificate, X509Certificate ca) {
     try {
       certificate.verify(ca.getPublicKey());
       return true;

@@ -73,7 +73,7 @@ final class SchedulerClientSecretStore {
     var certificate = current.certificate();
     var left = Duration.between(clock.instant(), certificate.getNotAfter().toInstant());
     return left.compareTo(validity.dividedBy(3)) < 0
-        || !signedBy(certificate, serving.signingCa())
+        || !CertificateRenewal.signedBy(certificate, serving.signingCa())
         || !CallerVerifier.names(certificate).contains(caller)
         || !ServedCertificate.matches(current.key(), certificate);
   }
@@ -130,14 +130,6 @@ final class SchedulerClientSecretStore {
     return value == null ? "" : new String(Base64.getDecoder().decode(value), StandardCharsets.US_ASCII);
   }
 
-  private static boolean signedBy(X509Certificate certificate, X509Certificate ca) {
-    try {
-      certificate.verify(ca.getPublicKey());
-      return true;
-    } catch (GeneralSecurityException e) {
-      return false;
-    }
-  }
 
   private static String base64(String pem) {
     return Base64.getEncoder().encodeToString(pem.getBytes(StandardCharsets.US_ASCII));
