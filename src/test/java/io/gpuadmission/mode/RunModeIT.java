@@ -168,8 +168,12 @@ class RunModeIT {
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(agent.stdout()).contains("the kubelet's PodResources API at "
             + workingDirectory.resolve("no-kubelet/kubelet.sock")
             + " does not answer (no socket: the kubelet is restarting, or its pod-resources directory is not mounted)"));
-        assertThat(requests).isNotEmpty().allSatisfy(r -> assertThat(r)
-            .startsWith("GET /api/v1/pods?").contains("fieldSelector=spec.nodeName%3Dcn-beijing.i-topo-v100-a"));
+        // Its own node's pods; its own Node (the device plugin serves topology nodes only); and,
+        // on a topology node, its own node's unhealthy-GPU ConfigMap. Nothing of other nodes.
+        assertThat(requests).isNotEmpty().anyMatch(r -> r.startsWith("GET /api/v1/pods?")).allSatisfy(r -> assertThat(r).satisfiesAnyOf(
+            own -> assertThat(own).startsWith("GET /api/v1/pods?").contains("fieldSelector=spec.nodeName%3Dcn-beijing.i-topo-v100-a"),
+            own -> assertThat(own).isEqualTo("GET /api/v1/nodes/cn-beijing.i-topo-v100-a"),
+            own -> assertThat(own).startsWith("GET /api/v1/namespaces/kube-system/configmaps?").contains("unhealthy-gpu-cn-beijing.i-topo-v100-a")));
         assertThat(agent.alive()).isTrue();
       }
     }
