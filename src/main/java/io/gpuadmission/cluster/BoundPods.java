@@ -141,6 +141,6 @@ public final class BoundPods {
     out.setMetadata(meta);
     out.setSpec(spec);
     out.setStatus(status);
-    return out;
+    return SharedParts.share(out);
   }
 }

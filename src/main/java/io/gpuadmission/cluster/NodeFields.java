@@ -53,6 +53,6 @@ final class NodeFields {
     out.setMetadata(meta);
     out.setSpec(spec);
     out.setStatus(status);
-    return out;
+    return SharedParts.share(out);
   }
 }

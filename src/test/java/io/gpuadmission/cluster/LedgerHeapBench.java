@@ -28,7 +28,7 @@ public final class LedgerHeapBench {
     var policy = PolicyParser.builtInDefault();
     var before = used();
     var ledger = new GpuLedger();
-    var nodeStore = new KeepOnlyStore<Node>(n -> true, n -> n);
+    var nodeStore = new KeepOnlyStore<Node>(n -> true, NodeFields::strip);
     var podStore = new KeepOnlyStore<Pod>(p -> BoundPods.isGpuPod(p, policy), p -> BoundPods.strip(p, policy));
     // What preemption keeps of each GPU pod (priority, start, gang, labels), as the app feeds it.
     var facts = new io.gpuadmission.preemption.PodFactsIndex(() -> policy, ledger);
