@@ -1,5 +1,7 @@
 package io.gpuadmission.cluster;
 
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.util.List;
@@ -25,7 +27,29 @@ final class Informers {
     }
   }
 
+  /**
+   * How long one LIST request (a page of the first list or of a relist) may take: kube-apiserver's
+   * own limit on requests that are not watches ({@code --request-timeout}, one minute by default).
+   * client-go's reflector sets none of its own and relies on it; fabric8's default of 10 s, right
+   * for a patch or a bind, is too short for a 500-pod page of a loaded API server, and a page that
+   * times out makes the informer list again from the first page, so a large cluster's first list
+   * may never end.
+   */
+  static final int LIST_TIMEOUT_MS = 60_000;
+
   private Informers() {}
+
+  /**
+   * A client for informers: {@code client}'s connections and settings, with requests allowed
+   * {@link #LIST_TIMEOUT_MS}. Never to be closed (it would close {@code client}'s connections).
+   */
+  static KubernetesClient listing(KubernetesClient client) {
+    var requests = client.getConfiguration().getRequestConfig();
+    if (requests.getRequestTimeout() <= 0 || requests.getRequestTimeout() >= LIST_TIMEOUT_MS) {
+      return client; // no timeout, or a longer one already
+    }
+    return client.newClient(new RequestConfigBuilder(requests).withRequestTimeout(LIST_TIMEOUT_MS).build()).adapt(KubernetesClient.class);
+  }
 
   /**
    * Starts without waiting, and keeps retrying (fabric8's reconnect, with exponential backoff)

@@ -34,7 +34,7 @@ public final class LedgerWatcher implements AutoCloseable {
   private volatile SharedIndexInformer<Pod> pods;
 
   public LedgerWatcher(KubernetesClient client, GpuLedger ledger, Supplier<GpuPolicy> policies) {
-    this.client = client;
+    this.client = Informers.listing(client);
     this.feed = new LedgerFeed(ledger, policies);
   }
 

@@ -46,7 +46,7 @@ public class NodeInventory implements NodeSource {
     }
     // A change of the node labels the policy reads applies to every node at once, not as each changes.
     policies.onChangeOf(GpuPolicy::nodeLabels, policy -> remapAll());
-    var nodes = cluster.client().nodes().withLimit(BoundPods.PAGE).runnableInformer(0);
+    var nodes = Informers.listing(cluster.client()).nodes().withLimit(BoundPods.PAGE).runnableInformer(0);
     nodes.removeNamespaceIndex();
     nodes.itemStore(new KeepOnlyStore<Node>(n -> true, NodeFields::strip));
     nodes.addEventHandler(Informers.handler(this::put, this::remove));

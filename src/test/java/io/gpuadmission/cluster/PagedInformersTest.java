@@ -52,6 +52,42 @@ class PagedInformersTest {
     }
   }
 
+  /**
+   * A loaded API server may take longer over a page than fabric8's request timeout (the test
+   * client's is 2 s, the shipped default 10 s): the informers wait for it as client-go does, up to
+   * kube-apiserver's own limit of a minute, rather than time out and list again from the first
+   * page, which on a large cluster may never end.
+   */
+  @Test
+  void aListPageSlowerThanTheRequestTimeoutIsWaitedForNotListedAgain() throws Exception {
+    var cluster = new ScaleCluster(4, 1_200, 30, 40);
+    var lists = new CopyOnWriteArrayList<String>();
+    var slowPageSent = new java.util.concurrent.atomic.AtomicBoolean();
+    try (var apiServer = MockApiServer.start(0, null)) {
+      apiServer.answerInstead(request -> {
+        var answer = cluster.generated(request);
+        if (answer != null) {
+          lists.add(request.getPath());
+          if (request.getPath().startsWith("/api/v1/pods?") && request.getPath().contains("continue=500") && slowPageSent.compareAndSet(false, true)) {
+            answer.setBodyDelay(Duration.ofSeconds(4));
+          }
+        }
+        return answer;
+      });
+      var ledger = new GpuLedger();
+      try (var client = apiServer.informerClient();
+          var watcher = new LedgerWatcher(client, ledger, PolicyParser::builtInDefault).start()) {
+        assertThat(client.getConfiguration().getRequestConfig().getRequestTimeout()).isEqualTo(2000);
+        await().atMost(Duration.ofSeconds(60)).until(watcher::synced);
+
+        assertThat(slowPageSent).isTrue();
+        assertThat(lists.stream().filter(p -> p.startsWith("/api/v1/pods?")).map(PagedInformersTest::paging).limit(3))
+            .containsExactly("limit=500", "limit=500 continue=500", "limit=500 continue=1000");
+        assertThat(watcher.gpuPods()).hasSize(30);
+      }
+    }
+  }
+
   /** The paging parameters of a LIST request, in a fixed order. */
   private static String paging(String path) {
     var query = path.substring(path.indexOf('?') + 1);
