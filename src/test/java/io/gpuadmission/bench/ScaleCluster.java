@@ -2,6 +2,8 @@ package io.gpuadmission.bench;
 
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
@@ -66,7 +68,7 @@ public final class ScaleCluster {
     var port = Integer.parseInt(args[0]);
     var cluster = new ScaleCluster(Integer.parseInt(args[1]), Integer.parseInt(args[2]), Integer.parseInt(args[3]), Integer.parseInt(args[4]));
     var server = cluster.serve(port);
-    cluster.seed(server);
+    cluster.seed(port);
     System.out.printf("ready: http://127.0.0.1:%d nodes=%d pods=%d gpuPods=%d images=%d node_json_bytes=%d cpu_pod_json_bytes=%d gpu_pod_json_bytes=%d%n",
         port, cluster.nodes, cluster.pods, cluster.gpuPods, cluster.images, cluster.node(0).length(),
         cluster.pod(cluster.gpuPods).length(), cluster.pod(0).length());
@@ -330,9 +332,14 @@ public final class ScaleCluster {
     return String.format("%08x-%4s-4%03x-8%03x-%012x", n, h, n % 4096, (n / 4096) % 4096, (long) n * 2654435761L & 0xffffffffffffL).replace(' ', '0');
   }
 
-  /** The namespaces, the policy ConfigMap; GPU share pods are told apart by the built-in default policy. */
-  private void seed(KubernetesMockServer server) {
-    try (var client = server.createClient()) {
+  /**
+   * The namespaces, the policy ConfigMap; GPU share pods are told apart by the built-in default
+   * policy. Requests may take long: the benchmark runs at nice 19 on a shared machine, where
+   * fabric8's default 10 s timeout made seeding fail.
+   */
+  private void seed(int port) {
+    var config = new ConfigBuilder().withMasterUrl("http://127.0.0.1:" + port).withRequestTimeout(300_000).withRequestRetryBackoffLimit(5).build();
+    try (var client = new KubernetesClientBuilder().withConfig(config).build()) {
       for (var ns : List.of("gpu-admission", "kube-system", "bench")) {
         client.resource(new NamespaceBuilder().withNewMetadata().withName(ns).endMetadata().build()).create();
       }
