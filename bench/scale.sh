@@ -6,7 +6,7 @@
 # 1. starts io.gpuadmission.bench.ScaleCluster: NODES GPU nodes with IMAGES images each, PODS pods
 #    of which GPU_PODS bound 4 GiB shares, the rest a Deployment's CPU pods; it answers LISTs of
 #    nodes and pods in pages and prints each LIST it answered (pages and the limit asked);
-# 2. starts the server with the container's memory limit LIMIT (768m, the shipped Deployment's).
+# 2. starts the server with the container's memory limit LIMIT (1536m, the shipped Deployment's).
 #    No cgroup here: the limit is emulated with -XX:MaxRAM=LIMIT, which the JVM sizes its heap
 #    from exactly as from a cgroup limit; the RSS is measured against LIMIT;
 # 3. reports: time (wall and server CPU) to a green /q/health/ready, the GC log's peak heap while
@@ -25,7 +25,7 @@ nodes="${1:-5000}"
 pods="${2:-150000}"
 gpu_pods="${3:-30000}"
 images="${4:-40}"
-limit="${LIMIT:-768m}"
+limit="${LIMIT:-1536m}"
 timeout="${BENCH_TIMEOUT:-900}"
 port="${GPU_ADMISSION_PORT:-8443}"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -53,7 +53,8 @@ waitfor() { # description, command...: polls the command every second until it s
 }
 waitfor "the mock API server" grep -q '^ready' "$work/cluster.log"
 grep '^ready' "$work/cluster.log"
-https() { curl -s --cacert "$root/certs/dev/ca.crt" --max-time 30 "$@"; }
+# As kube-scheduler calls the extender: with its client certificate (the extender refuses others).
+https() { curl -s --cacert "$root/certs/dev/ca.crt" --cert "$root/certs/dev/scheduler.crt" --key "$root/certs/dev/scheduler.key" --max-time 30 "$@"; }
 ticks() { awk '{ s=$0; sub(/.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
 status_kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 # Heap figures from the GC log (-Xlog:gc): "Pause Young (Allocation Failure) 120M->80M(200M)".

@@ -40,7 +40,8 @@ final class Informers {
   private Informers() {}
 
   /**
-   * A client for informers: {@code client}'s connections and settings, with requests allowed
+   * A client for LISTs of the whole cluster (informers, the placement leader's rebuild):
+   * {@code client}'s connections and settings, with requests allowed
    * {@link #LIST_TIMEOUT_MS}. Never to be closed (it would close {@code client}'s connections).
    */
   static KubernetesClient listing(KubernetesClient client) {

@@ -77,6 +77,8 @@ public final class PlacementLeadership implements AutoCloseable {
   }
 
   private final KubernetesClient client;
+  /** For the rebuild's list of every pod: its pages may take as long as the informers'. */
+  private final KubernetesClient lists;
   private final GpuLedger ledger;
   private final LeaderGate gate;
   private final Supplier<GpuPolicy> policies;
@@ -96,6 +98,7 @@ public final class PlacementLeadership implements AutoCloseable {
 
   public PlacementLeadership(KubernetesClient client, GpuLedger ledger, LeaderGate gate, Supplier<GpuPolicy> policies) {
     this.client = client;
+    this.lists = Informers.listing(client);
     this.ledger = ledger;
     this.gate = gate;
     this.policies = policies;
@@ -289,7 +292,7 @@ public final class PlacementLeadership implements AutoCloseable {
     var retry = timing.retryPeriod();
     // Begun before the list is read: what the informer tells meanwhile is newer than the list.
     try (var rebuild = ledger.beginRebuild()) {
-      var claims = BoundPods.list(client, policies.get());
+      var claims = BoundPods.list(lists, policies.get());
       rebuild.apply(claims);
       synchronized (terms) {
         if (terms.get() != term) {
