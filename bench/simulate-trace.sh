@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Replays the Alibaba GPU trace (FGD paper, ATC '23) against one placement policy.
-#   bench/simulate-trace.sh --nodes FILE --pods FILE --policy binpack|spread|fgd|fgd-cpu|gpushare|best-fit|random
+#   bench/simulate-trace.sh --nodes FILE --pods FILE --policy binpack|spread|fgd|fgd-cpu|fgd-lookahead|gpushare|best-fit|random
 #     [--setup service|paper] [--through simulator|kube-scheduler] [--workload learned|oracle]
 #     [--tasks all|shares] [--cpu-pods off-gpu-nodes|kube-scheduler] [--scheduler-config FILE]
 #     [--extender-weight N] [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3]

@@ -6,8 +6,9 @@
 #      picks with the shipped second scheduler's configuration, the extender called over its JSON
 #      API, with the number of seeds where kube-scheduler put every pod on the allocator's node;
 #      and fgd given the trace's own distribution (reference only);
-#   2. the share tasks alone: fgd as the allocator chooses, ACK's gpushare extender through
-#      kube-scheduler, and fgd through kube-scheduler over JSON with the same check;
+#   2. the share tasks alone: fgd and fgd-lookahead (the default) as the allocator chooses, ACK's
+#      gpushare extender through kube-scheduler, and fgd through kube-scheduler over JSON with the
+#      same check;
 #   3. with PAPER=1, the paper's setup (every task placed by the policy, CPU counted).
 # SEEDS (default 42-51) for the allocator's runs; SHARES_SEEDS, ORACLE_SEEDS and
 # KUBE_SCHEDULER_SEEDS (each SEEDS by default) for the share tasks, fgd given the trace's
@@ -39,6 +40,7 @@ allocator=(
 )
 shares=(
   "shares-gpushare|--policy gpushare --through kube-scheduler --tasks shares"
+  "shares-fgd-lookahead-simulator|--policy fgd-lookahead --through simulator --tasks shares"
   "shares-fgd-simulator|--policy fgd --through simulator --tasks shares"
 )
 oracle=("fgd-oracle|--policy fgd --through simulator --workload oracle")
@@ -136,10 +138,10 @@ for w in "${workloads[@]}"; do
     "$(same "$w" binpack "$ks_seeds"), $(same "$w" spread "$ks_seeds"), $(same "$w" fgd "$ks_seeds") | $(cell "$w" fgd-oracle "$oracle_seeds") | $(cell "$w" fgd-simulator "$oracle_seeds") |"
 done
 echo
-echo "| pods, share tasks only | fgd, allocator | gpushare, kube-scheduler | fgd, kube-scheduler (seeds $ks_seeds) | fgd, allocator (seeds $ks_seeds) | seeds with every pod on the allocator's node |"
-echo "| --- | --- | --- | --- | --- | --- |"
+echo "| pods, share tasks only | fgd, allocator | gpushare, kube-scheduler | fgd-lookahead, allocator | fgd, kube-scheduler (seeds $ks_seeds) | fgd, allocator (seeds $ks_seeds) | seeds with every pod on the allocator's node |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
 for w in "${workloads[@]}"; do
-  echo "| $w | $(cell "$w" shares-fgd-simulator "$shares_seeds") | $(cell "$w" shares-gpushare "$shares_seeds") |" \
+  echo "| $w | $(cell "$w" shares-fgd-simulator "$shares_seeds") | $(cell "$w" shares-gpushare "$shares_seeds") | $(cell "$w" shares-fgd-lookahead-simulator "$shares_seeds") |" \
     "$(cell "$w" shares-fgd-kube-scheduler "$ks_seeds") | $(cell "$w" shares-fgd-simulator "$ks_seeds") | $(same "$w" shares-fgd "$ks_seeds") |"
 done
 if [[ "${PAPER:-0}" == 1 ]]; then

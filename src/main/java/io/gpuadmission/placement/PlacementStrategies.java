@@ -92,7 +92,7 @@ final class PlacementStrategies {
     return switch (policy.allocator().memoryShare()) {
       case BINPACK -> binpack;
       case SPREAD -> spread;
-      case FGD, FGD_CPU -> fgd();
+      case FGD, FGD_CPU, FGD_LOOKAHEAD -> fgd();
     };
   }
 
@@ -163,8 +163,13 @@ final class PlacementStrategies {
     var target = target();
     var current = fgd;
     if (current == null || current.target() != target) {
-      var cpuAware = policy.allocator().memoryShare() == AllocatorPolicy.MemoryShareStrategy.FGD_CPU;
-      current = new Fgd(target, target.isEmpty() ? binpack : new FgdPolicy(target.distribution(), whole, cpuAware));
+      var variant =
+          switch (policy.allocator().memoryShare()) {
+            case FGD_CPU -> FgdPolicy.Variant.CPU_AWARE;
+            case FGD_LOOKAHEAD -> FgdPolicy.Variant.LOOKAHEAD;
+            default -> FgdPolicy.Variant.PAPER;
+          };
+      current = new Fgd(target, target.isEmpty() ? binpack : new FgdPolicy(target.distribution(), whole, variant));
       fgd = current;
     }
     return current.policy();

@@ -35,6 +35,9 @@ public record AllocatorPolicy(
     FGD,
     /** FGD plus the GPU a node's CPU strands (allocator's {@code FgdPolicy}, CPU-aware). */
     @JsonProperty("fgd-cpu")
-    FGD_CPU
+    FGD_CPU,
+    /** {@code fgd-cpu} plus a lookahead over the remainder a share leaves (allocator's {@code FgdPolicy}, lookahead). */
+    @JsonProperty("fgd-lookahead")
+    FGD_LOOKAHEAD
   }
 }

@@ -115,6 +115,33 @@ class PlacementPolicyTest {
   }
 
   @Test
+  void lookaheadOpensAnEmptyGpuWithAShareWhoseRemainderCommonSharesClose() {
+    // Half the tasks ask 810 (a GPU that takes one strands 190 nothing fits), half 320 (three
+    // fill a GPU to 40). FGD packs the 320 onto GPU 0, whose 680 the 810s cannot use anyway; the
+    // lookahead sees the empty GPU 1 likely to go to an 810 and opens it with the 320 instead.
+    var workload = TaskDistribution.of(List.of(Task.share(1000, 810), Task.share(1000, 320)));
+    var nodes = List.of(node("a", 64000, 64000, 680, 1000));
+    var share = Task.share(1000, 320);
+
+    assertThat(new FgdPolicy(workload, whole, FgdPolicy.Variant.CPU_AWARE).place(nodes, share)).contains(new Placement(0, new int[] {0}));
+    assertThat(new FgdPolicy(workload, whole, FgdPolicy.Variant.LOOKAHEAD).place(nodes, share)).contains(new Placement(0, new int[] {1}));
+  }
+
+  @Test
+  void lookaheadScoresWholeGpusAsCpuAwareFgdDoes() {
+    var workload = TaskDistribution.of(List.of(Task.share(1000, 810), Task.whole(4000, 1), Task.whole(8000, 2)));
+    var nodes = List.of(node("a", 64000, 20000, 190, 1000, 1000), node("b", 64000, 64000, 1000, 1000, 1000, 1000), node("c", 32000, 30000, 0, 1000));
+    var cpuAware = new FgdPolicy(workload, whole, FgdPolicy.Variant.CPU_AWARE);
+    var lookahead = new FgdPolicy(workload, whole, FgdPolicy.Variant.LOOKAHEAD);
+
+    for (var task : List.of(Task.whole(4000, 1), Task.whole(8000, 2))) {
+      for (var node : nodes) {
+        assertThat(lookahead.scoreNode(node, task)).isEqualTo(cpuAware.scoreNode(node, task));
+      }
+    }
+  }
+
+  @Test
   void fgdPacksWhenGrowthDiffersByLessThanAStepOfAGpu() {
     // 2 % of tasks want 950: putting 10 on node a (955 free) strands 945 for them, an expected
     // growth of 18.9, under one step (40). Exact growth would pick b; within a step, packing picks a.

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
  * ({@code replay.csv}), pods with a CPU request and no memory request, nodes that take 256 pods.
  * The seed only drives kube-scheduler's random pick among equal totals. Live figures: gpushare
  * 86.08 % (86.01 % on another day), fgd 85.53 %, binpack 85.32 % on the share tasks; fgd 95.52 %
- * on every GPU task.
+ * on every GPU task. The shipped default, {@code fgd-lookahead}, has not been replayed live yet: its
+ * figures here are the simulator's, which kube-scheduler's model equals pod by pod.
  */
 class LiveReplayCalibrationTest {
   private static final Path SAMPLE = Path.of("src/test/resources/trace/live-sample-seed7");
@@ -84,5 +85,17 @@ class LiveReplayCalibrationTest {
 
     assertThat(shareRun.figures()).isEqualTo("0.8608 757 376");
     assertThat(mixedRun.figures()).isEqualTo("0.9565 579 190");
+  }
+
+  @Test
+  void lookaheadPlacesHalfAPointMoreThanLiveGpushareOnTheSharesAndKeepsTheMixedReplay() {
+    var shareRun = once(shares, live("fgd-lookahead", "simulator", "shares"));
+    var mixedRun = once(mixed, live("fgd-lookahead", "simulator", "all"));
+
+    // gpushare: 86.08 % live, 85.99 % its model's mean (seeds 1-10); issue 31 asks 0.5 point more.
+    assertThat(shareRun.figures()).isEqualTo("0.8698 770 363");
+    assertThat(shareRun.allocationRatio()).isGreaterThanOrEqualTo(0.8608 + 0.005);
+    assertThat(mixedRun.figures()).isEqualTo("0.9590 581 188");
+    assertThat(mixedRun.allocationRatio()).isGreaterThanOrEqualTo(0.95);
   }
 }

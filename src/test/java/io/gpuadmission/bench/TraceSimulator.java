@@ -80,7 +80,7 @@ import java.util.function.Supplier;
  * ({@link Options#liveReplay}).
  *
  * <p>Usage: {@code TraceSimulator --nodes FILE --pods FILE --policy
- * binpack|spread|fgd|fgd-cpu|gpushare|best-fit|random [--setup service|paper] [--through
+ * binpack|spread|fgd|fgd-cpu|fgd-lookahead|gpushare|best-fit|random [--setup service|paper] [--through
  * simulator|kube-scheduler] [--workload learned|oracle] [--tasks all|shares] [--scheduler-config
  * FILE] [--extender-weight N] [--percentage-of-nodes-to-score N] [--seeds 42-51] [--demand 1.3]
  * [--placements DIR]}
@@ -568,7 +568,7 @@ public final class TraceSimulator {
     return switch (name) {
       case "best-fit" -> new HeuristicPolicy(HeuristicPolicy.Kind.BEST_FIT, whole);
       case "random" -> new RandomPolicy(new Random(seed * 31 + 7), whole);
-      default -> throw new IllegalArgumentException("unknown policy " + name + " (binpack, spread, fgd, fgd-cpu, gpushare, best-fit, random)");
+      default -> throw new IllegalArgumentException("unknown policy " + name + " (binpack, spread, fgd, fgd-cpu, fgd-lookahead, gpushare, best-fit, random)");
     };
   }
 

@@ -122,7 +122,7 @@ class PolicyReloadTest {
     assertThat(response.path("status").path("message").asText())
         .isEqualTo(
             "ConfigMap \"gpu-admission-policy\": policy.yaml is not a valid policy: line 2: allocator.memoryShare:"
-                + " \"tightest\" is not one of [binpack, spread, fgd, fgd-cpu]");
+                + " \"tightest\" is not one of [binpack, spread, fgd, fgd-cpu, fgd-lookahead]");
   }
 
   @Inject NodeInventory nodes;

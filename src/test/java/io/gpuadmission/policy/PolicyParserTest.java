@@ -68,7 +68,7 @@ class PolicyParserTest {
           wrong type         | cpuPods:\\n  keepOffGpuNodes: maybe                    | line 2: cpuPods.keepOffGpuNodes: expected true or false
           bad label key      | optOutLabel: "-bad/key"                                 | line 1: optOutLabel: "-bad/key" is not a valid Kubernetes label key
           negative quantity  | gpuModel:\\n  memoryTolerancePercent: -3               | line 2: gpuModel.memoryTolerancePercent: -3 must be between 0 and 50
-          unknown strategy   | allocator:\\n  memoryShare: tightest                   | line 2: allocator.memoryShare: "tightest" is not one of [binpack, spread, fgd, fgd-cpu]
+          unknown strategy   | allocator:\\n  memoryShare: tightest                   | line 2: allocator.memoryShare: "tightest" is not one of [binpack, spread, fgd, fgd-cpu, fgd-lookahead]
           unknown version    | version: 2                                              | line 1: version: 2 is not supported; this webhook reads version 1
           bad topology       | allocator:\\n  topologies:\\n    Tesla-T4: "\\tGPU0\\tGPU1\\x0AGPU0\\t X \\tPHB\\x0AGPU1\\tSYS\\t X " | line 3: allocator.topologies.Tesla-T4: not a usable nvidia-smi topo -m matrix: asymmetric link matrix: GPU0->GPU1 is PHB but GPU1->GPU0 is SYS
           null value         | optOutLabel: null                                       | line 1: optOutLabel: must have a value (null is not allowed here)
