@@ -15,18 +15,13 @@ import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.support.Fixtures;
-import io.gpuadmission.support.SchedulerCaller;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
-import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URL;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -154,33 +149,22 @@ class ChoicesInFlightTest {
   }
 
   private static String bind(Pod pod, String node) {
-    var args = Map.of("PodName", pod.getMetadata().getName(), "PodNamespace", NS, "PodUID", pod.getMetadata().getUid(), "Node", node);
-    return KubernetesJson.mapper().valueToTree(args).toString();
+    return SchedulerCalls.bind(pod, node);
   }
 
-  /** kube-scheduler's ExtenderArgs (nodeCacheCapable): the pod, the nodes its own filters passed. */
   private static String args(Pod pod) {
-    return args(pod, NODES);
+    return SchedulerCalls.args(pod, NODES);
   }
 
   private static String args(Pod pod, List<String> nodes) {
-    var json = KubernetesJson.mapper().createObjectNode();
-    json.set("Pod", KubernetesJson.mapper().valueToTree(pod));
-    var names = json.putArray("NodeNames");
-    nodes.forEach(names::add);
-    return json.toString();
+    return SchedulerCalls.args(pod, nodes);
   }
 
   private String post(String path, String body) {
-    return SchedulerCaller.given().baseUri(base.toString()).contentType(ContentType.JSON).body(body).post(path)
-        .then().statusCode(200).extract().asString();
+    return SchedulerCalls.post(base, path, body);
   }
 
   private static JsonNode json(String text) {
-    try {
-      return KubernetesJson.mapper().readTree(text);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return SchedulerCalls.json(text);
   }
 }

@@ -18,14 +18,10 @@ import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.MemberPlan;
 import io.gpuadmission.support.Fixtures;
-import io.gpuadmission.support.SchedulerCaller;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
-import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URL;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -116,8 +112,7 @@ class GangPreemptionEndpointTest {
       var name = member.getMetadata().getName();
       var passed = json(post("/extender/filter", args(pod(name))));
       assertThat(passed.path("NodeNames").toString()).as(name).isEqualTo("[\"gp-dgx1-a\"]");
-      var bind = Map.of("PodName", name, "PodNamespace", NS, "PodUID", member.getMetadata().getUid(), "Node", "gp-dgx1-a");
-      assertThat(json(post("/extender/bind", KubernetesJson.mapper().valueToTree(bind).toString()))).as(name).isEqualTo(json("{\"Error\":\"\"}"));
+      assertThat(json(post("/extender/bind", SchedulerCalls.bind(member, "gp-dgx1-a")))).as(name).isEqualTo(json("{\"Error\":\"\"}"));
     }
     assertThat(pod("bert-worker-0").getMetadata().getAnnotations()).containsEntry(GpuAnnotations.GPU_INDICES, "0,1,2,3");
     assertThat(pod("bert-worker-1").getMetadata().getAnnotations()).containsEntry(GpuAnnotations.GPU_INDICES, "4,5,6,7");
@@ -179,25 +174,15 @@ class GangPreemptionEndpointTest {
         .toList();
   }
 
-  /** kube-scheduler's ExtenderArgs (nodeCacheCapable): the pod as the API server has it, the nodes its own filters passed. */
   private static String args(Pod pod) {
-    var json = KubernetesJson.mapper().createObjectNode();
-    json.set("Pod", KubernetesJson.mapper().valueToTree(pod));
-    var names = json.putArray("NodeNames");
-    NODES.forEach(names::add);
-    return json.toString();
+    return SchedulerCalls.args(pod, NODES);
   }
 
   private String post(String path, String body) {
-    return SchedulerCaller.given().baseUri(base.toString()).contentType(ContentType.JSON).body(body).post(path)
-        .then().statusCode(200).extract().asString();
+    return SchedulerCalls.post(base, path, body);
   }
 
   private static JsonNode json(String text) {
-    try {
-      return KubernetesJson.mapper().readTree(text);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return SchedulerCalls.json(text);
   }
 }
