@@ -126,7 +126,8 @@ class ChoicesInFlightTest {
 
   @Test
   void aBindToAnotherNodeDropsTheChoiceAndTakesThatNode() {
-    var a = pending("pod-a");
+    // A name of its own: the mock API server keeps each Binding it was given.
+    var a = pending("moved-a");
     json(post("/extender/filter", args(a)));
     json(post("/extender/prioritize", args(a)));
     assertThat(ledger.claim(a.getMetadata().getUid()).orElseThrow().node()).isEqualTo("in-flight-a");
