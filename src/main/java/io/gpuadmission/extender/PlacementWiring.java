@@ -209,8 +209,8 @@ public class PlacementWiring {
     budgetWatcher = new DisruptionBudgetWatcher(cluster.client(), budgets::current, budgets::gone).start();
     // Another job or replica label makes other pods gang members: read them all again.
     policies.onChangeOf(p -> List.of(p.topology().jobLabel(), p.topology().replicaLabel()), policy -> {
-      podFacts.replaceAll(watcher.gpuPods());
-      gangs.replaceAll(watcher.gpuPods());
+      podFacts.replaceAll(watcher::gpuPods);
+      gangs.replaceAll(watcher::gpuPods);
     });
     coordinator =
         new GangCoordinator(
