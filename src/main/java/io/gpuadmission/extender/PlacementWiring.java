@@ -142,7 +142,8 @@ public class PlacementWiring {
     Gauge.builder("gpu_admission_placement_choices_in_flight", ledger, GpuLedger::choicesHeld)
         .description("Nodes held for pods kube-scheduler has chosen them for and not bound yet (the leader's; 0 on other replicas)")
         .register(meters);
-    return new ChoicesInFlight(ledger, decider, gate, podFacts, Clock.systemUTC(), config.choiceTimeout());
+    return new ChoicesInFlight(
+        ledger, decider, gate, podFacts, Clock.systemUTC(), config.choiceTimeout(), uid -> podFacts.facts(uid).isPresent());
   }
 
   @Produces

@@ -3,6 +3,7 @@ package io.gpuadmission.placement;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * Holds the node kube-scheduler is about to bind a pod to, as kube-scheduler's cache assumes the
@@ -14,7 +15,8 @@ import java.util.List;
  * <p>A choice never outlives its reason: the pod's bind drops it (bind chooses again on the node it
  * names), so does the pod's next filter (a new scheduling cycle), the informer showing the pod
  * deleted or bound, this replica losing the lead, and at the latest {@code holdFor} after it was
- * made. Only the leader holds choices: it alone binds, and kube-scheduler calls only it.
+ * made. Only the leader holds choices (it alone binds, and kube-scheduler calls only it), and only
+ * for pods its pod informer shows.
  */
 public final class ChoicesInFlight {
   private final GpuLedger ledger;
@@ -23,9 +25,18 @@ public final class ChoicesInFlight {
   private final Nominations nominations;
   private final Clock clock;
   private final Duration holdFor;
+  private final Predicate<String> known;
 
+  /** {@code known}: whether the pod informer shows a pod of this UID (only such pods are ever bound). */
   public ChoicesInFlight(
-      GpuLedger ledger, PlacementDecider decider, LeaderGate gate, Nominations nominations, Clock clock, Duration holdFor) {
+      GpuLedger ledger,
+      PlacementDecider decider,
+      LeaderGate gate,
+      Nominations nominations,
+      Clock clock,
+      Duration holdFor,
+      Predicate<String> known) {
+    this.known = known;
     this.ledger = ledger;
     this.decider = decider;
     this.gate = gate;
@@ -62,7 +73,9 @@ public final class ChoicesInFlight {
   }
 
   private void hold(Asked asked, String node) {
-    if (asked.uid().isEmpty() || asked.ask().kind() == GpuAsk.Kind.NONE || !gate.leading()) {
+    // A pod the informer does not show (warm-up's samples, a request made by hand, no cluster at
+    // all) has no bind coming that a hold could serve.
+    if (asked.uid().isEmpty() || asked.ask().kind() == GpuAsk.Kind.NONE || !gate.leading() || !known.test(asked.uid())) {
       return;
     }
     var held = nominations.heldOn(node, asked.priority(), asked.uid());

@@ -14,6 +14,7 @@ import io.gpuadmission.cluster.ClusterFixtures;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
+import io.gpuadmission.preemption.PodFactsIndex;
 import io.gpuadmission.support.Fixtures;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -48,6 +49,7 @@ class ChoicesInFlightTest {
   @Inject KubernetesClient client;
   @Inject GpuLedger ledger;
   @Inject LeaderGate gate;
+  @Inject PodFactsIndex facts;
 
   @ConfigProperty(name = "gpu-admission.placement.choice-timeout")
   Duration choiceTimeout;
@@ -139,10 +141,13 @@ class ChoicesInFlightTest {
     assertThat(ledger.choicesHeld()).isZero();
   }
 
+  /** A pending pod, once the pod informer shows it (a choice is held only for a pod it shows). */
   private Pod pending(String name) {
     var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("extender/in-flight/pod-10g.yaml")), Pod.class);
     pod.getMetadata().setName(name);
-    return client.resource(pod).create();
+    var created = client.resource(pod).create();
+    await().atMost(Duration.ofSeconds(10)).until(() -> facts.facts(created.getMetadata().getUid()).isPresent());
+    return created;
   }
 
   private Pod pod(String name) {

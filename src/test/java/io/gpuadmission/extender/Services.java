@@ -52,7 +52,7 @@ final class Services {
         new GpuPreemptor(
             client, search, decider, ledger, pods, gate, policies::current, Clock.systemUTC(),
             new GpuPreemptor.Timing(Duration.ofMillis(200), Duration.ofSeconds(30)), new PreemptionMetrics(new SimpleMeterRegistry()));
-    var choices = new ChoicesInFlight(ledger, decider, gate, pods, Clock.systemUTC(), Duration.ofSeconds(30));
+    var choices = new ChoicesInFlight(ledger, decider, gate, pods, Clock.systemUTC(), Duration.ofSeconds(30), uid -> pods.facts(uid).isPresent());
     return new ExtenderService(
         decider, gangs, policies, ledger, preemptor, new CandidateReview(search, preemptor, policies::current), pods, learner, choices);
   }
