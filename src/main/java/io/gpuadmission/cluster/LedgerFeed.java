@@ -61,7 +61,8 @@ public final class LedgerFeed {
 
   /**
    * A pod's current state: bound with a choice confirms it, finished frees it, a pending gang
-   * member's plan holds its GPUs (and a plan removed frees them), pending keeps any reservation.
+   * member's plan holds its GPUs (and a plan removed frees them), pending keeps any reservation;
+   * a choice in flight goes once the pod is bound without one, or is being deleted.
    */
   public void pod(Pod pod) {
     if (!keeps(pod)) {
@@ -73,11 +74,16 @@ public final class LedgerFeed {
     } else if (GpuAnnotations.claimOf(pod).isPresent()) {
       ledger.confirm(GpuAnnotations.claimOf(pod).get());
     } else if (pod.getSpec() == null || pod.getSpec().getNodeName() == null || pod.getSpec().getNodeName().isEmpty()) {
+      if (pod.getMetadata().getDeletionTimestamp() != null) {
+        ledger.release(uid); // kube-scheduler binds no pod being deleted
+      }
       var key = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
       MemberPlan.of(pod)
           .ifPresentOrElse(
               plan -> ledger.planSeen(GpuClaim.planned(uid, key, plan.node(), plan.gpus(), Instant.MAX)),
               () -> ledger.unplanSeen(uid));
+    } else {
+      ledger.release(uid); // bound without a choice of ours: what was held for it never comes
     }
     podsNow.forEach(listener -> listener.accept(pod));
   }

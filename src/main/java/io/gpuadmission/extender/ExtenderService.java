@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.NodeList;
 import io.fabric8.kubernetes.api.model.NodeListBuilder;
 import io.gpuadmission.cluster.SchedulerNodes;
 import io.gpuadmission.gang.GangGate;
+import io.gpuadmission.placement.ChoicesInFlight;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.NodeEligibility;
@@ -29,6 +30,7 @@ public class ExtenderService {
   private final CandidateReview review;
   private final Nominations nominations;
   private final WorkloadLearner learner;
+  private final ChoicesInFlight choices;
 
   public ExtenderService(
       PlacementDecider decider,
@@ -38,7 +40,9 @@ public class ExtenderService {
       GpuPreemptor preemptor,
       CandidateReview review,
       Nominations nominations,
-      WorkloadLearner learner) {
+      WorkloadLearner learner,
+      ChoicesInFlight choices) {
+    this.choices = choices;
     this.nominations = nominations;
     this.decider = decider;
     this.gangs = gangs;
@@ -52,17 +56,20 @@ public class ExtenderService {
   /**
    * A gang member's answer comes from its gang (planned node only, or why it waits); any other pod's
    * from the ledger. A pod refused everywhere, where evicting pods could make room, is told to the
-   * preemptor (kube-scheduler's own preemption cannot see GPUs).
+   * preemptor (kube-scheduler's own preemption cannot see GPUs). A filter starts the pod's new
+   * scheduling cycle: its last cycle's choice in flight goes, and the only node passed is its next.
    */
   ExtenderWire.FilterResult filter(ExtenderWire.Args args) {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
     var ask = learnAsk(args, names);
+    choices.scheduling(uid(args.pod()));
     var result = gangs.filter(args.pod(), names).orElse(null);
     if (result == null) {
       var pod = args.pod();
       var eligibility = eligibility(args);
       result = decider.filter(ask, eligibility, names, nominations, PodFacts.priority(pod), uid(pod));
+      choices.filtered(asked(pod, ask, eligibility), result.passed());
       if (result.passed().isEmpty() && !result.failed().isEmpty()) {
         // Only nodes the pod may go to: evicting pods elsewhere would never place it.
         preemptor.refused(pod, decider.eligibleAmong(eligibility, result.failed().keySet()));
@@ -79,11 +86,25 @@ public class ExtenderService {
     return ExtenderCodec.preemptionAnswer(review.review(args.pod(), args.candidates()));
   }
 
+  /** Scores; the node given the top score is held for the pod until its bind (a choice in flight). */
   List<PlacementDecider.NodeScore> prioritize(ExtenderWire.Args args) {
     learnSentNodes(args);
     var names = ExtenderCodec.names(args);
     var ask = learnAsk(args, names);
-    return gangs.prioritize(args.pod(), names).orElseGet(() -> decider.prioritize(ask, eligibility(args), names));
+    return gangs.prioritize(args.pod(), names).orElseGet(() -> {
+      var pod = args.pod();
+      // Its own earlier choice must not count against it (a scheduler calling prioritize alone).
+      choices.scheduling(uid(pod));
+      var eligibility = eligibility(args);
+      var scores = decider.prioritize(ask, eligibility, names);
+      choices.prioritized(asked(pod, ask, eligibility), scores);
+      return scores;
+    });
+  }
+
+  private static ChoicesInFlight.Asked asked(io.fabric8.kubernetes.api.model.Pod pod, GpuAsk ask, NodeEligibility eligibility) {
+    var meta = pod.getMetadata();
+    return new ChoicesInFlight.Asked(uid(pod), meta.getNamespace() + "/" + meta.getName(), ask, eligibility, PodFacts.priority(pod));
   }
 
   /**
@@ -106,7 +127,7 @@ public class ExtenderService {
   }
 
   private static String uid(io.fabric8.kubernetes.api.model.Pod pod) {
-    return pod.getMetadata().getUid() == null ? "" : pod.getMetadata().getUid();
+    return pod.getMetadata() == null || pod.getMetadata().getUid() == null ? "" : pod.getMetadata().getUid();
   }
 
   /** Full Node objects (nodeCacheCapable: false): GPUs of nodes our informer has not shown yet. */

@@ -15,6 +15,7 @@ import io.gpuadmission.gang.GangMetrics;
 import io.gpuadmission.gang.GangPlanning;
 import io.gpuadmission.gang.GangRegistry;
 import io.gpuadmission.placement.ChoiceOverrides;
+import io.gpuadmission.placement.ChoicesInFlight;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementConfig;
@@ -31,6 +32,7 @@ import io.gpuadmission.preemption.PodFactsIndex;
 import io.gpuadmission.preemption.PreemptionMetrics;
 import io.gpuadmission.preemption.PreemptionSearch;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -128,6 +130,22 @@ public class PlacementWiring {
     return new PlacementDecider(ledger, policies::current, learner, nodes::node);
   }
 
+  /** Choices in flight: held on the leader only, dropped the moment it stops leading. */
+  @Produces
+  @Singleton
+  ChoicesInFlight choicesInFlight(PlacementDecider decider) {
+    gate.onChange(() -> {
+      if (!gate.leading()) {
+        ledger.releaseChoices();
+      }
+    });
+    Gauge.builder("gpu_admission_placement_choices_in_flight", ledger, GpuLedger::choicesHeld)
+        .description("Nodes held for pods kube-scheduler has chosen them for and not bound yet (the leader's; 0 on other replicas)")
+        .register(meters);
+    return new ChoicesInFlight(
+        ledger, decider, gate, podFacts, Clock.systemUTC(), config.choiceTimeout(), uid -> podFacts.facts(uid).isPresent());
+  }
+
   @Produces
   @Singleton
   GangPlanning gangPlanning(PlacementDecider decider) {
@@ -192,8 +210,8 @@ public class PlacementWiring {
     budgetWatcher = new DisruptionBudgetWatcher(cluster.client(), budgets::current, budgets::gone).start();
     // Another job or replica label makes other pods gang members: read them all again.
     policies.onChangeOf(p -> List.of(p.topology().jobLabel(), p.topology().replicaLabel()), policy -> {
-      podFacts.replaceAll(watcher.gpuPods());
-      gangs.replaceAll(watcher.gpuPods());
+      podFacts.replaceAll(watcher::gpuPods);
+      gangs.replaceAll(watcher::gpuPods);
     });
     coordinator =
         new GangCoordinator(

@@ -103,14 +103,17 @@ public final class GangRegistry {
     return out;
   }
 
-  /** Forgets every member and reads them again from {@code pods} (the policy's job labels changed). */
-  public void replaceAll(List<Pod> pods) {
-    synchronized (this) {
-      byUid.clear();
-      byGang.clear();
-      orphans.clear();
-    }
-    pods.forEach(this::current);
+  /**
+   * Forgets every member and reads them again from {@code pods}, the pod informer's store (the
+   * policy's job labels changed). The store is read under the lock the informer's handlers take:
+   * the informer updates its store before it calls them, so a pod deleted or changed after the read
+   * is told here after this returns, and never comes back as it was (a ghost member).
+   */
+  public synchronized void replaceAll(java.util.function.Supplier<List<Pod>> pods) {
+    byUid.clear();
+    byGang.clear();
+    orphans.clear();
+    pods.get().forEach(this::current);
   }
 
   public synchronized List<GangKey> gangs() {

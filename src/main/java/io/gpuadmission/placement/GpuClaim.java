@@ -27,6 +27,13 @@ public record GpuClaim(
      * the annotations and the claim holds until the plan is released).
      */
     PLANNED,
+    /**
+     * The node kube-scheduler is about to bind the pod to (the one prioritize ranked first, or the
+     * only one filter passed), held as kube-scheduler's cache assumes the pod: its binding cycle
+     * runs apart from the next pod's scheduling cycle. Held until the pod's bind, its next filter,
+     * or {@code expires}; only the leader holds choices.
+     */
+    CHOSEN,
     /** Chosen by this replica's bind; the pod is not bound yet. */
     RESERVED,
     /** The Binding was created; waiting for the informer to show the annotated pod, until {@code expires}. */
@@ -56,6 +63,19 @@ public record GpuClaim(
   /** GPUs a gang plan holds for a member that is not bound yet. */
   public static GpuClaim planned(String podUid, String pod, String node, List<Integer> gpus, Instant expires) {
     return new GpuClaim(podUid, pod, node, gpus, 0, Phase.PLANNED, expires);
+  }
+
+  /** A choice in flight: the pod's bind is expected on this node (see {@link Phase#CHOSEN}). */
+  public static GpuClaim chosen(String podUid, String pod, String node, List<Integer> gpus, long memory, long cpuMilli, Instant expires) {
+    return new GpuClaim(podUid, pod, node, gpus, memory, Phase.CHOSEN, expires, cpuMilli);
+  }
+
+  /**
+   * Held for a pod that is not bound and is being placed (a gang's plan, a choice in flight): it
+   * counts as used, but there is nobody to evict.
+   */
+  public boolean forPendingPod() {
+    return phase == Phase.PLANNED || phase == Phase.CHOSEN;
   }
 
   public boolean whole() {

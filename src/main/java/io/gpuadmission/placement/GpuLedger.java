@@ -21,7 +21,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * capacity and health from informers; claims that are {@link Phase#BOUND} (a bound pod's
  * annotations, the truth), {@link Phase#RESERVED} by this replica's bind and {@link Phase#ASSUMED}
  * once the Binding exists, until the informer confirms them or they expire; {@link Phase#PLANNED}
- * for members of a planned gang, until they bind or the plan is released. Derived state only:
+ * for members of a planned gang, until they bind or the plan is released; {@link Phase#CHOSEN} for
+ * pods kube-scheduler has picked a node for and not bound yet, until their bind or a short bound. Derived state only:
  * {@link #rebuild} from a fresh pod list gives the same ledger on any replica.
  *
  * <p>Writes are serialised; reads of a node's GPUs ({@link #view}) are lock-free snapshots, so
@@ -37,6 +38,8 @@ public final class GpuLedger {
   private final Set<String> withoutGpus = ConcurrentHashMap.newKeySet();
   private final Set<String> deleted = ConcurrentHashMap.newKeySet();
   private volatile long generation;
+  /** Claims in {@link Phase#CHOSEN}: kept as claims come and go, for a gauge read on every scrape. */
+  private volatile int chosen;
   /** Rebuilds whose pod list is being read. */
   private final List<Rebuild> rebuilds = new ArrayList<>();
 
@@ -198,6 +201,49 @@ public final class GpuLedger {
     return true;
   }
 
+  /**
+   * Holds the GPUs kube-scheduler is about to bind a pod to ({@link Phase#CHOSEN}) until {@code
+   * until}, replacing the pod's earlier choice; false when they are not free, or when the pod holds
+   * GPUs otherwise (bound, being bound, planned), which then stay as they are.
+   */
+  public synchronized boolean hold(GpuClaim choice, Instant until) {
+    var existing = claims.get(choice.podUid());
+    if (existing != null && existing.phase() != Phase.CHOSEN) {
+      return false;
+    }
+    if (existing != null) {
+      remove(choice.podUid());
+    }
+    var node = views.get(choice.node());
+    if (node == null || !fits(node, choice)) {
+      return false;
+    }
+    put(choice.in(Phase.CHOSEN, until));
+    return true;
+  }
+
+  /** Drops the pod's choice in flight, if it holds one (its bind came, it is scheduled again, it went elsewhere). */
+  public synchronized void release(String podUid) {
+    var claim = claims.get(podUid);
+    if (claim != null && claim.phase() == Phase.CHOSEN) {
+      remove(podUid);
+    }
+  }
+
+  /** Drops every choice in flight (this replica no longer leads: the next leader's binds will not expect them). */
+  public synchronized void releaseChoices() {
+    for (var claim : List.copyOf(claims.values())) {
+      if (claim.phase() == Phase.CHOSEN) {
+        remove(claim.podUid());
+      }
+    }
+  }
+
+  /** How many choices in flight the ledger holds. */
+  public int choicesHeld() {
+    return chosen;
+  }
+
   /** Undoes a reservation or assumption whose Binding failed; a confirmed claim stays. */
   public synchronized void unreserve(String podUid) {
     var claim = claims.get(podUid);
@@ -214,11 +260,14 @@ public final class GpuLedger {
     }
   }
 
-  /** Drops assumptions and fresh plans the informer never confirmed by {@code now}; returns them. */
+  /**
+   * Drops assumptions and fresh plans the informer never confirmed by {@code now}, and choices in
+   * flight whose bind never came; returns them.
+   */
   public synchronized List<GpuClaim> expire(Instant now) {
     var expired = new ArrayList<GpuClaim>();
     for (var claim : List.copyOf(claims.values())) {
-      if ((claim.phase() == Phase.ASSUMED || claim.phase() == Phase.PLANNED) && !claim.expires().isAfter(now)) {
+      if ((claim.phase() == Phase.ASSUMED || claim.phase() == Phase.PLANNED || claim.phase() == Phase.CHOSEN) && !claim.expires().isAfter(now)) {
         remove(claim.podUid());
         expired.add(claim);
       }
@@ -333,6 +382,9 @@ public final class GpuLedger {
   private void put(GpuClaim claim) {
     remove(claim.podUid());
     claims.put(claim.podUid(), claim);
+    if (claim.phase() == Phase.CHOSEN) {
+      chosen++;
+    }
     claimsByNode.computeIfAbsent(claim.node(), n -> new LinkedHashMap<>()).put(claim.podUid(), claim);
     refresh(claim.node());
   }
@@ -340,6 +392,9 @@ public final class GpuLedger {
   private void remove(String podUid) {
     var old = claims.remove(podUid);
     if (old != null) {
+      if (old.phase() == Phase.CHOSEN) {
+        chosen--;
+      }
       var onNode = claimsByNode.get(old.node());
       onNode.remove(podUid);
       if (onNode.isEmpty()) {

@@ -29,7 +29,7 @@ public final class LedgerInspection {
    */
   public record Device(int id, long totalGPU, long usedGPU, boolean healthy, boolean missing, boolean overcommitted, List<PodUse> pods) {}
 
-  /** A pod's use of one GPU; {@code phase}: PLANNED, RESERVED, ASSUMED or BOUND. */
+  /** A pod's use of one GPU; {@code phase}: PLANNED, CHOSEN, RESERVED, ASSUMED or BOUND. */
   public record PodUse(String namespace, String name, long usedGPU, String phase) {}
 
   public static Cluster of(GpuLedger ledger) {

@@ -13,6 +13,15 @@ public interface PlacementConfig {
   Duration assumeTimeout();
 
   /**
+   * How long the node kube-scheduler is about to bind a pod to (prioritize's top node, or the only
+   * node filter passed) stays held for it if its bind does not come first. kube-scheduler binds
+   * within well under a second of choosing unless a permit or pre-bind plugin (volume binding) holds
+   * the pod; a pod whose bind comes later than this is checked again at bind, as without the hold.
+   */
+  @WithDefault("30s")
+  Duration choiceTimeout();
+
+  /**
    * How long a gang's plan waits for all its members to bind before it is released and made again
    * (a member kube-scheduler cannot place where planned, for reasons the planner does not see).
    */

@@ -100,6 +100,10 @@ public final class PodBinder {
   }
 
   private String bindAsLeader(BindRequest request) {
+    if (request.podUid() != null) {
+      // The bind kube-scheduler chose the node for has come: chosen again below, on the node it names.
+      ledger.release(request.podUid());
+    }
     Pod pod;
     try {
       pod = client.pods().inNamespace(request.namespace()).withName(request.podName()).get();
@@ -124,6 +128,7 @@ public final class PodBinder {
       return "pod " + request.pod() + " asks for no GPU resource gpu-admission places; kube-scheduler binds it itself";
     }
     var uid = pod.getMetadata().getUid();
+    ledger.release(uid);
     var gang =
         ask.kind() == GpuAsk.Kind.WHOLE
             ? TopologyJob.of(pod, policies.get().topology()).filter(TopologyJob::placedTogether)

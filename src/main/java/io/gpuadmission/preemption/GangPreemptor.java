@@ -113,7 +113,7 @@ public final class GangPreemptor implements GangCoordinator.GangPreemption {
   private Map<String, List<GpuClaim>> removable(int priority) {
     var out = new HashMap<String, List<GpuClaim>>();
     for (var claim : ledger.claims().values()) {
-      if (claim.phase() == GpuClaim.Phase.PLANNED) {
+      if (claim.forPendingPod()) {
         continue;
       }
       var facts = pods.facts(claim.podUid());

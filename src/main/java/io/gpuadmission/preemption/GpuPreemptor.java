@@ -188,7 +188,8 @@ public final class GpuPreemptor implements AutoCloseable {
   /**
    * Filter refused every node for {@code pod}; {@code nodes} are those where evicting pods could
    * make room (kube-scheduler's own filters passed them). On the leader, an attempt follows after
-   * {@link Timing#delay} unless kube-scheduler's preemption takes the pod first.
+   * {@link Timing#delay} unless kube-scheduler's preemption takes the pod first, for a pod the pod
+   * informer knows by then.
    */
   public void refused(Pod pod, List<String> nodes) {
     var uid = pod.getMetadata().getUid();
@@ -246,6 +247,12 @@ public final class GpuPreemptor implements AutoCloseable {
   private void attempt(String uid) {
     var waiting = pending.get(uid);
     if (waiting == null) {
+      return;
+    }
+    if (pods.facts(uid).isEmpty()) {
+      // Not a pod of the cluster (warm-up's samples, a pod deleted meanwhile): nobody to preempt for.
+      pending.remove(uid);
+      LOG.debugf("no preemption for %s/%s: the pod informer does not know it", waiting.namespace(), waiting.name());
       return;
     }
     if (!ownPreemptionsSeen()) {

@@ -53,12 +53,17 @@ public final class PodFactsIndex implements Nominations {
     }
   }
 
-  /** Reads every pod again (the policy's job labels changed, so gangs may have too). */
-  public void replaceAll(List<Pod> pods) {
+  /**
+   * Reads every pod again from {@code pods}, the pod informer's store (the policy's job labels
+   * changed, so gangs may have too). The store is read under the lock {@link #current} and {@link
+   * #gone} take: the informer updates its store before it calls them, so a pod deleted or changed
+   * after the read is told here after this returns, and never comes back as it was (a ghost pod).
+   */
+  public synchronized void replaceAll(Supplier<List<Pod>> pods) {
     byUid.clear();
     byGang.clear();
     nominated.clear();
-    pods.forEach(this::current);
+    pods.get().forEach(this::current);
   }
 
   public synchronized void put(PodFacts facts) {

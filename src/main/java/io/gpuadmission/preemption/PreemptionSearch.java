@@ -89,7 +89,7 @@ public final class PreemptionSearch {
     var units = new ArrayList<VictimUnit>();
     var gangs = new LinkedHashMap<String, Boolean>();
     for (var claim : claims) {
-      if (gone.contains(claim.podUid()) || claim.phase() == GpuClaim.Phase.PLANNED || claim.podUid().equals(preemptor.uid())) {
+      if (gone.contains(claim.podUid()) || claim.forPendingPod() || claim.podUid().equals(preemptor.uid())) {
         continue;
       }
       var facts = pods.facts(claim.podUid());
@@ -138,7 +138,7 @@ public final class PreemptionSearch {
     var out = new ArrayList<GpuClaim>();
     for (var claim : claims) {
       var facts = pods.facts(claim.podUid());
-      if (claim.phase() != GpuClaim.Phase.PLANNED && facts.isPresent() && facts.get().terminating()
+      if (!claim.forPendingPod() && facts.isPresent() && facts.get().terminating()
           && facts.get().priority() < preemptor.priority()) {
         out.add(claim);
       }

@@ -3,11 +3,7 @@ package io.gpuadmission.extender;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.KubernetesList;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.cluster.ClusterFixtures;
@@ -33,7 +29,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -53,8 +48,7 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 @WithKubernetesTestServer(crud = true, setup = ClusterFixtures.class)
 class ExtenderCallerTest {
-  private static final String NS = "prio";
-  private static final List<String> NODES = List.of("share-a", "share-b", "share-c");
+  private static final String NS = PrioCluster.NS;
 
   @TestHTTPResource(value = "/", tls = true)
   URL base;
@@ -65,30 +59,12 @@ class ExtenderCallerTest {
 
   @BeforeEach
   void fullNodesAPendingHighPodAndAPendingPodThatFits() {
-    client.resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).createOr(existing -> existing.update());
-    for (var file : List.of("preemption/nodes.yaml", "preemption/low-pods.yaml")) {
-      for (HasMetadata item : list(file).getItems()) {
-        client.resource(item).createOr(existing -> existing.update());
-      }
-    }
-    await().atMost(Duration.ofSeconds(10)).until(() -> NODES.stream().allMatch(n -> ledger.claimsOn(n).size() == 2));
-    await().atMost(Duration.ofSeconds(20)).until(gate::leading);
+    PrioCluster.create(client, ledger, gate);
   }
 
   @AfterEach
   void removeEverything() {
-    for (var pod : client.pods().inNamespace(NS).list().getItems()) {
-      if (pod.getMetadata().getFinalizers() != null && !pod.getMetadata().getFinalizers().isEmpty()) {
-        client.pods().inNamespace(NS).withName(pod.getMetadata().getName()).edit(p -> {
-          p.getMetadata().setFinalizers(new ArrayList<>());
-          return p;
-        });
-      }
-      client.pods().inNamespace(NS).withName(pod.getMetadata().getName()).delete();
-    }
-    NODES.forEach(n -> client.nodes().withName(n).delete());
-    await().atMost(Duration.ofSeconds(10)).until(() -> client.pods().inNamespace(NS).list().getItems().isEmpty()
-        && NODES.stream().allMatch(n -> ledger.claimsOn(n).isEmpty() && ledger.view(n).isEmpty()));
+    PrioCluster.remove(client, ledger);
   }
 
   @Test
@@ -187,15 +163,9 @@ class ExtenderCallerTest {
     return matcher.find() ? Double.parseDouble(matcher.group(1)) : 0;
   }
 
-  private Pod fromFixture(String name, int gib, int priority, String preemptionPolicy) {
-    var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("preemption/pod-high-8g.yaml")), Pod.class);
-    pod.getMetadata().setName(name);
-    pod.getSpec().setPriority(priority);
+  private static Pod fromFixture(String name, int gib, int priority, String preemptionPolicy) {
+    var pod = PrioCluster.pending(name, priority, gib);
     pod.getSpec().setPreemptionPolicy(preemptionPolicy);
-    if (priority == 0) {
-      pod.getSpec().setPriorityClassName(null);
-    }
-    pod.getSpec().getContainers().get(0).getResources().getLimits().put("aliyun.com/gpu-mem", new Quantity(String.valueOf(gib)));
     return pod;
   }
 
@@ -208,19 +178,10 @@ class ExtenderCallerTest {
   }
 
   private static String bind(Pod pod) {
-    return KubernetesJson.mapper().valueToTree(Map.of("PodName", pod.getMetadata().getName(), "PodNamespace", NS,
-        "PodUID", pod.getMetadata().getUid(), "Node", "share-a")).toString();
+    return SchedulerCalls.bind(pod, "share-a");
   }
 
   private static String args(Pod pod) {
-    var json = KubernetesJson.mapper().createObjectNode();
-    json.set("Pod", KubernetesJson.mapper().valueToTree(pod));
-    var names = json.putArray("NodeNames");
-    NODES.forEach(names::add);
-    return json.toString();
-  }
-
-  private static KubernetesList list(String file) {
-    return KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path(file)), KubernetesList.class);
+    return SchedulerCalls.args(pod, PrioCluster.NODES);
   }
 }

@@ -6,9 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.KubernetesList;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -23,11 +20,8 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
 import io.restassured.http.ContentType;
 import jakarta.inject.Inject;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URL;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -44,8 +38,7 @@ import org.junit.jupiter.api.Test;
 @QuarkusTest
 @WithKubernetesTestServer(crud = true, setup = ClusterFixtures.class)
 class PreemptionEndpointTest {
-  private static final String NS = "prio";
-  private static final List<String> NODES = List.of("share-a", "share-b", "share-c");
+  private static final String NS = PrioCluster.NS;
 
   @TestHTTPResource(value = "/", tls = true)
   URL base;
@@ -57,25 +50,12 @@ class PreemptionEndpointTest {
 
   @BeforeEach
   void sixLowPodsFillEveryGpu() {
-    client.resource(new NamespaceBuilder().withNewMetadata().withName(NS).endMetadata().build()).createOr(existing -> existing.update());
-    for (var file : List.of("preemption/nodes.yaml", "preemption/low-pods.yaml")) {
-      for (HasMetadata item : list(file).getItems()) {
-        client.resource(item).createOr(existing -> existing.update());
-      }
-    }
-    await().atMost(Duration.ofSeconds(10)).until(() -> NODES.stream().allMatch(n -> ledger.claimsOn(n).size() == 2));
-    await().atMost(Duration.ofSeconds(20)).until(gate::leading);
+    PrioCluster.create(client, ledger, gate);
   }
 
   @AfterEach
   void removeEverything() {
-    for (var pod : client.pods().inNamespace(NS).list().getItems()) {
-      letGo(pod.getMetadata().getName());
-      client.pods().inNamespace(NS).withName(pod.getMetadata().getName()).delete();
-    }
-    NODES.forEach(n -> client.nodes().withName(n).delete());
-    await().atMost(Duration.ofSeconds(10)).until(() -> client.pods().inNamespace(NS).list().getItems().isEmpty()
-        && NODES.stream().allMatch(n -> ledger.claimsOn(n).isEmpty() && ledger.view(n).isEmpty()));
+    PrioCluster.remove(client, ledger);
   }
 
   @Test
@@ -264,12 +244,7 @@ class PreemptionEndpointTest {
 
   /** A pending share pod like the high one, under another name, priority and size. */
   private Pod pending(String name, int priority, String gib) {
-    var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("preemption/pod-high-8g.yaml")), Pod.class);
-    pod.getMetadata().setName(name);
-    pod.getSpec().setPriority(priority);
-    pod.getSpec().setPriorityClassName(null);
-    pod.getSpec().getContainers().get(0).getResources().getLimits().put("aliyun.com/gpu-mem", new io.fabric8.kubernetes.api.model.Quantity(gib));
-    return client.resource(pod).create();
+    return client.resource(PrioCluster.pending(name, priority, Integer.parseInt(gib))).create();
   }
 
   /** {@code status.nominatedNodeName}, as kube-scheduler writes it after a preemption. */
@@ -284,15 +259,8 @@ class PreemptionEndpointTest {
     return client.pods().inNamespace(NS).withName(name).get();
   }
 
-  /** The kubelet's part: the pod's containers stopped, its finalizer goes. */
   private void letGo(String name) {
-    var pod = pod(name);
-    if (pod != null && pod.getMetadata().getFinalizers() != null && !pod.getMetadata().getFinalizers().isEmpty()) {
-      client.pods().inNamespace(NS).withName(name).edit(p -> {
-        p.getMetadata().setFinalizers(new ArrayList<>());
-        return p;
-      });
-    }
+    PrioCluster.letGo(client, name);
   }
 
   private static PodCondition disruptionTarget(Pod pod) {
@@ -306,33 +274,19 @@ class PreemptionEndpointTest {
         .toList();
   }
 
-  /** kube-scheduler's ExtenderArgs (nodeCacheCapable): the pod as the API server has it, the nodes its own filters passed. */
   private String args(Pod pod) {
-    return args(pod, NODES);
+    return args(pod, PrioCluster.NODES);
   }
 
-  private String args(Pod pod, List<String> nodes) {
-    var json = KubernetesJson.mapper().createObjectNode();
-    json.set("Pod", KubernetesJson.mapper().valueToTree(pod));
-    var names = json.putArray("NodeNames");
-    nodes.forEach(names::add);
-    return json.toString();
+  private static String args(Pod pod, List<String> nodes) {
+    return SchedulerCalls.args(pod, nodes);
   }
 
   private String post(String path, String body) {
-    return SchedulerCaller.given().baseUri(base.toString()).contentType(ContentType.JSON).body(body).post(path)
-        .then().statusCode(200).extract().asString();
-  }
-
-  private static KubernetesList list(String file) {
-    return KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path(file)), KubernetesList.class);
+    return SchedulerCalls.post(base, path, body);
   }
 
   private static JsonNode json(String text) {
-    try {
-      return KubernetesJson.mapper().readTree(text);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return SchedulerCalls.json(text);
   }
 }

@@ -2,6 +2,7 @@ package io.gpuadmission.extender;
 
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.gang.GangGate;
+import io.gpuadmission.placement.ChoicesInFlight;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementDecider;
@@ -51,6 +52,8 @@ final class Services {
         new GpuPreemptor(
             client, search, decider, ledger, pods, gate, policies::current, Clock.systemUTC(),
             new GpuPreemptor.Timing(Duration.ofMillis(200), Duration.ofSeconds(30)), new PreemptionMetrics(new SimpleMeterRegistry()));
-    return new ExtenderService(decider, gangs, policies, ledger, preemptor, new CandidateReview(search, preemptor, policies::current), pods, learner);
+    var choices = new ChoicesInFlight(ledger, decider, gate, pods, Clock.systemUTC(), Duration.ofSeconds(30), uid -> pods.facts(uid).isPresent());
+    return new ExtenderService(
+        decider, gangs, policies, ledger, preemptor, new CandidateReview(search, preemptor, policies::current), pods, learner, choices);
   }
 }
