@@ -21,7 +21,7 @@ rm -f "$app/app.aot"
 
 log="$app/aot-training.log"
 started=$(date +%s)
-if ! (cd "$app" && MALLOC_ARENA_MAX=2 "$java" @jvm.args -XX:MaxRAM=768m -XX:AOTCacheOutput=app.aot \
+if ! (cd "$app" && MALLOC_ARENA_MAX=2 "$java" @jvm.args -XX:MaxRAM=1536m -XX:AOTCacheOutput=app.aot \
   -Dgpu-admission.warm-up.training=true -Dgpu-admission.cluster.enabled=false \
   -Dgpu-admission.tls.self-managed=false \
   -Dgpu-admission.tls.cert-file="$root/certs/dev/tls.crt" -Dgpu-admission.tls.key-file="$root/certs/dev/tls.key" \
