@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.gpuadmission.cluster.MockApiServer;
+import io.gpuadmission.node.FakeDeviceManagerAccess;
 import io.gpuadmission.node.FakeKubelet;
 import io.gpuadmission.node.podresources.v1.PodResources;
 import io.gpuadmission.support.Fixtures;
@@ -21,7 +22,8 @@ import java.util.regex.Pattern;
 /**
  * The node agent's footprint (not CI; bench/node-agent.sh): the packaged jar in node-agent mode
  * with the DaemonSet's JVM settings, pinned to one CPU, on a full node (110 pods, 8 of them with
- * the DGX-1's GPUs) served by a fake kubelet and the mock API server. Beside it, in the same run:
+ * the DGX-1's GPUs) served by a fake kubelet and the mock API server, its device plugin registered
+ * with a fake device manager. Beside it, in the same run:
  * the JVM floor (the same settings, a main that sleeps) and the agent asking the kubelet only once
  * an hour, so that CPU per round is measured against the agent's own idle cost.
  *
@@ -41,7 +43,7 @@ public final class NodeAgentFootprint {
   /**
    * -Dbench.nmt=true: the agent also reports its native memory by area, its threads and heap
    * histogram; -Dbench.jvm="...": options after the DaemonSet's (to try others); -Dbench.agent-only=true:
-   * only the agent with a round every 5 s.
+   * only the agent with a round every 5 s; -Dbench.jar=DIR/quarkus-run.jar: another build's jar (to compare).
    */
   private static final boolean NMT = Boolean.getBoolean("bench.nmt");
 
@@ -67,7 +69,8 @@ public final class NodeAgentFootprint {
     var work = Files.createTempDirectory("node-agent-bench");
     work.toFile().deleteOnExit();
     java.util.logging.Logger.getLogger("io.fabric8.mockwebserver").setLevel(java.util.logging.Level.WARNING);
-    try (var api = MockApiServer.start(5, null); var kubelet = FakeKubelet.start(work)) {
+    try (var api = MockApiServer.start(5, null); var kubelet = FakeKubelet.start(work);
+        var deviceManager = new FakeDeviceManagerAccess(Files.createDirectories(work.resolve("device-plugins")))) {
       var answer = fullNode(api);
       kubelet.answer(answer.toArray(PodResources[]::new));
       var kubeconfig = work.resolve("kubeconfig");
@@ -149,6 +152,12 @@ public final class NodeAgentFootprint {
     env.put("GPU_ADMISSION_NODE_AGENT_NVIDIA_GPUS", Fixtures.path("node/nvidia-gpus").toAbsolutePath().toString());
     env.put("GPU_ADMISSION_NODE_AGENT_PERIOD", period);
     env.put("GPU_ADMISSION_NODE_AGENT_HEALTH_PORT", "0");
+    // The hourly agent's one round must not miss its kubelet answer on a loaded machine (3 s by default).
+    env.put("GPU_ADMISSION_NODE_AGENT_CALL_TIMEOUT", "30s");
+    // Its device plugin serves aliyun.com/gpu to a fake device manager, as on a topology node.
+    env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_SERVE", "always");
+    env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_DIR", work.resolve("device-plugins").toString());
+    env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_PCI_DEVICES", work.resolve("no-sysfs").toString());
     env.put("MALLOC_ARENA_MAX", "1");
     env.put("JAVA_TOOL_OPTIONS", String.join(" ", jvm) + (NMT ? " -XX:NativeMemoryTracking=summary" : "") + System.getProperty("bench.jvm", ""));
     try (var admin = api.admin()) {
