@@ -36,14 +36,9 @@ import java.util.stream.Stream;
  * trip on the path; the pod's gpu-assigned mark is written after the answer, off it).
  */
 public final class DevicePluginCalls {
-  private static final String NODE = "cn-beijing.i-topo-v100-a";
+  private static final String NODE = NodeAgentFootprint.NODE;
   private static final String RESOURCE = "aliyun.com/gpu";
-  private static final String[] GPU = {
-    "GPU-1f0c7a34-5b6e-2d8c-9e41-7a3b5c6d8e90", "GPU-8d2e4f61-0a3b-4c5d-8e7f-1a2b3c4d5e6f",
-    "GPU-c4b5a697-8870-4f61-b2a3-d4c5e6f70819", "GPU-27e1d3c5-b7a9-4e8f-9d0c-3b5a7c9e1f20",
-    "GPU-5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d", "GPU-e0f1a2b3-c4d5-4e6f-9a0b-1c2d3e4f5a6b",
-    "GPU-93a4b5c6-d7e8-4f90-a1b2-c3d4e5f6a7b8", "GPU-6c7d8e9f-a0b1-4c2d-be3f-4a5b6c7d8e9f"
-  };
+  private static final String[] GPU = NodeAgentFootprint.GPU;
   private static final int[][] FREE_PAIRS = {{4, 5}, {6, 7}, {4, 6}, {5, 7}, {4, 7}, {5, 6}};
   /** How long a new pod's watch event takes to reach the agent here, at most: the kubelet sees a bound pod no sooner. */
   private static final long POD_REACHES_NODE_MILLIS = 300;

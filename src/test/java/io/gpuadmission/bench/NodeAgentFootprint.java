@@ -32,8 +32,9 @@ import java.util.regex.Pattern;
  * one core.
  */
 public final class NodeAgentFootprint {
-  private static final String NODE = "cn-beijing.i-topo-v100-a";
-  private static final String[] GPU = {
+  static final String NODE = "cn-beijing.i-topo-v100-a";
+  /** The DGX-1 of node/nvidia-gpus, by index. */
+  static final String[] GPU = {
     "GPU-1f0c7a34-5b6e-2d8c-9e41-7a3b5c6d8e90", "GPU-8d2e4f61-0a3b-4c5d-8e7f-1a2b3c4d5e6f",
     "GPU-c4b5a697-8870-4f61-b2a3-d4c5e6f70819", "GPU-27e1d3c5-b7a9-4e8f-9d0c-3b5a7c9e1f20",
     "GPU-5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d", "GPU-e0f1a2b3-c4d5-4e6f-9a0b-1c2d3e4f5a6b",
