@@ -20,7 +20,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import org.eclipse.microprofile.config.spi.ConfigSource;
@@ -71,8 +70,11 @@ public final class NodeAgentMain implements AutoCloseable {
     NodeAgentMain running;
     try {
       running = start(config);
-    } catch (IllegalStateException | IllegalArgumentException | NoSuchElementException e) {
+    } catch (RuntimeException e) {
+      // A setting, or the API server not answering the start's one read (its own Node): one line;
+      // the DaemonSet restarts the pod. The trace, for what no setting explains, at DEBUG.
       LOG.error("node agent not started: " + e.getMessage());
+      LOG.debug("node agent start failed", e);
       System.exit(1);
       return;
     }
