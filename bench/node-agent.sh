@@ -9,8 +9,10 @@ case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d';
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# JDK 25, as the build (.mvn/jdk25.sh): the jar's classes need it, and the agent runs on the bench's JVM.
+. "$root/.mvn/jdk25.sh"
 ./mvnw -B -q -DskipTests package
 ./mvnw -B -q -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/bench-classpath.txt
-java -cp "target/test-classes:target/classes:$(cat target/bench-classpath.txt)" \
+"$JAVA_HOME/bin/java" -cp "target/test-classes:target/classes:$(cat target/bench-classpath.txt)" \
   -Djava.util.logging.manager=org.jboss.logmanager.LogManager \
   io.gpuadmission.bench.NodeAgentFootprint "$@" 2>&1 | grep -v " INFO \| DEBUG "

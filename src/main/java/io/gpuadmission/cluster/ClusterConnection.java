@@ -23,7 +23,15 @@ public class ClusterConnection {
       @ConfigProperty(name = "gpu-admission.cluster.enabled") Optional<Boolean> forced,
       @ConfigProperty(name = "quarkus.kubernetes-client.api-server-url") Optional<String> apiServer) {
     this.client = client;
-    this.available = forced.orElseGet(() -> apiServer.isPresent() || detected());
+    this.available = available(forced, apiServer);
+  }
+
+  /**
+   * Whether a cluster is meant: {@code gpu-admission.cluster.enabled} when set, else an API server
+   * URL, fabric8's own settings, in-cluster, or a kubeconfig (the node agent asks it too, without CDI).
+   */
+  public static boolean available(Optional<Boolean> forced, Optional<String> apiServer) {
+    return forced.orElseGet(() -> apiServer.isPresent() || detected());
   }
 
   public boolean available() {

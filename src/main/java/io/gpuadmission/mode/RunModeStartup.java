@@ -5,36 +5,31 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
 import jakarta.enterprise.event.Observes;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.jboss.logging.Logger;
 
 /**
  * The one observer of Quarkus' StartupEvent: it starts what the mode runs by firing that mode's
- * event ({@link ServerStartup}, {@link NodeAgentStartup}); the command line starts nothing, its
- * commands run from {@link GpuAdmissionMain}. An architecture test keeps every other start-up
- * behind these events.
+ * event ({@link ServerStartup}); the command line starts nothing, its commands run from {@link
+ * GpuAdmissionMain}, which also starts the node agent, without Quarkus. An architecture test keeps
+ * every other start-up behind these events.
  */
 @ApplicationScoped
 public class RunModeStartup {
-  private static final Logger LOG = Logger.getLogger(RunModeStartup.class);
-
   private final RunMode mode;
   private final Event<ServerStartup> server;
-  private final Event<NodeAgentStartup> nodeAgent;
 
-  public RunModeStartup(
-      @ConfigProperty(name = RunMode.PROPERTY) RunMode mode, Event<ServerStartup> server, Event<NodeAgentStartup> nodeAgent) {
+  public RunModeStartup(@ConfigProperty(name = RunMode.PROPERTY) RunMode mode, Event<ServerStartup> server) {
     this.mode = mode;
     this.server = server;
-    this.nodeAgent = nodeAgent;
   }
 
   void start(@Observes StartupEvent event) {
     switch (mode) {
       case SERVER -> server.fire(new ServerStartup());
-      case NODE_AGENT -> {
-        LOG.info("node-agent mode: no webhook listener, no server informers, no leader election");
-        nodeAgent.fire(new NodeAgentStartup());
-      }
+      case NODE_AGENT ->
+          // GpuAdmissionMain starts the agent without Quarkus when the mode is a system property or
+          // in the environment; a mode set only in a properties file reaches here.
+          throw new IllegalStateException("node-agent mode is chosen before start-up: set GPU_ADMISSION_MODE=node-agent (or"
+              + " -Dgpu-admission.mode=node-agent), not gpu-admission.mode in a properties file");
       case CLI -> {
         // The commands run from GpuAdmissionMain once start-up is over.
       }

@@ -1,17 +1,19 @@
 package io.gpuadmission.node;
 
-import io.vertx.core.Vertx;
-import io.vertx.core.http.HttpMethod;
-import io.vertx.core.http.HttpServer;
-import java.util.concurrent.TimeUnit;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Executors;
 import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
 /**
  * The one listener of node-agent mode: plain HTTP for the kubelet's probes, {@code
  * /q/health/live}, {@code /ready} and {@code /started} (the paths of server mode), and nothing
- * else (404). The webhook's listener is off in this mode (the run mode turns Quarkus' HTTP server
- * off), so this is a bare Vert.x server on the Vert.x Quarkus already runs.
+ * else (404). The JDK's own HTTP server on one thread: a few probes a minute need nothing more, and
+ * it loads a few dozen classes where a Vert.x server would load hundreds.
  */
 final class NodeHealthListener implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(NodeHealthListener.class);
@@ -22,36 +24,55 @@ final class NodeHealthListener implements AutoCloseable {
     this.server = server;
   }
 
-  static NodeHealthListener start(Vertx vertx, int port, NodeAgentHealth health) {
-    var server = vertx.createHttpServer().requestHandler(request -> {
-      Supplier<NodeAgentHealth.Answer> probe = switch (request.path()) {
+  static NodeHealthListener start(int port, NodeAgentHealth health) {
+    HttpServer server;
+    try {
+      server = HttpServer.create(new InetSocketAddress(port), 0);
+    } catch (IOException e) {
+      throw new IllegalStateException("node agent health listener could not listen on port " + port + ": " + e.getMessage(), e);
+    }
+    server.setExecutor(Executors.newSingleThreadExecutor(r -> {
+      var thread = new Thread(r, "node-agent-health");
+      thread.setDaemon(true);
+      return thread;
+    }));
+    server.createContext("/", exchange -> answer(exchange, health));
+    server.start();
+    LOG.infof("node agent health on http://0.0.0.0:%d/q/health/{live,ready,started}", server.getAddress().getPort());
+    return new NodeHealthListener(server);
+  }
+
+  private static void answer(HttpExchange exchange, NodeAgentHealth health) throws IOException {
+    try (exchange) {
+      Supplier<NodeAgentHealth.Answer> probe = switch (exchange.getRequestURI().getPath()) {
         case "/q/health/live" -> health::live;
         case "/q/health/ready", "/q/health" -> health::ready;
         case "/q/health/started" -> health::started;
         default -> null;
       };
-      if (probe == null || (request.method() != HttpMethod.GET && request.method() != HttpMethod.HEAD)) {
-        request.response().setStatusCode(404).end();
+      var method = exchange.getRequestMethod();
+      if (probe == null || !(method.equals("GET") || method.equals("HEAD"))) {
+        exchange.sendResponseHeaders(404, -1);
         return;
       }
       var answer = probe.get();
-      request.response().setStatusCode(answer.status()).putHeader("Content-Type", "application/json").end(answer.json());
-    });
-    try {
-      server.listen(port).toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    } catch (Exception e) {
-      throw new IllegalStateException("node agent health listener could not listen on port " + port + ": " + e.getMessage(), e);
+      var body = answer.json().getBytes(StandardCharsets.UTF_8);
+      exchange.getResponseHeaders().set("Content-Type", "application/json");
+      if (method.equals("HEAD")) {
+        exchange.sendResponseHeaders(answer.status(), -1);
+        return;
+      }
+      exchange.sendResponseHeaders(answer.status(), body.length);
+      exchange.getResponseBody().write(body);
     }
-    LOG.infof("node agent health on http://0.0.0.0:%d/q/health/{live,ready,started}", server.actualPort());
-    return new NodeHealthListener(server);
   }
 
   int port() {
-    return server.actualPort();
+    return server.getAddress().getPort();
   }
 
   @Override
   public void close() {
-    server.close();
+    server.stop(0);
   }
 }

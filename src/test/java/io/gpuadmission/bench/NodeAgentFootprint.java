@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.gpuadmission.cluster.MockApiServer;
+import io.gpuadmission.node.FakeDeviceManagerAccess;
 import io.gpuadmission.node.FakeKubelet;
 import io.gpuadmission.node.podresources.v1.PodResources;
 import io.gpuadmission.support.Fixtures;
@@ -21,7 +22,8 @@ import java.util.regex.Pattern;
 /**
  * The node agent's footprint (not CI; bench/node-agent.sh): the packaged jar in node-agent mode
  * with the DaemonSet's JVM settings, pinned to one CPU, on a full node (110 pods, 8 of them with
- * the DGX-1's GPUs) served by a fake kubelet and the mock API server. Beside it, in the same run:
+ * the DGX-1's GPUs) served by a fake kubelet and the mock API server, its device plugin registered
+ * with a fake device manager. Beside it, in the same run:
  * the JVM floor (the same settings, a main that sleeps) and the agent asking the kubelet only once
  * an hour, so that CPU per round is measured against the agent's own idle cost.
  *
@@ -30,8 +32,9 @@ import java.util.regex.Pattern;
  * one core.
  */
 public final class NodeAgentFootprint {
-  private static final String NODE = "cn-beijing.i-topo-v100-a";
-  private static final String[] GPU = {
+  static final String NODE = "cn-beijing.i-topo-v100-a";
+  /** The DGX-1 of node/nvidia-gpus, by index. */
+  static final String[] GPU = {
     "GPU-1f0c7a34-5b6e-2d8c-9e41-7a3b5c6d8e90", "GPU-8d2e4f61-0a3b-4c5d-8e7f-1a2b3c4d5e6f",
     "GPU-c4b5a697-8870-4f61-b2a3-d4c5e6f70819", "GPU-27e1d3c5-b7a9-4e8f-9d0c-3b5a7c9e1f20",
     "GPU-5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d", "GPU-e0f1a2b3-c4d5-4e6f-9a0b-1c2d3e4f5a6b",
@@ -41,7 +44,7 @@ public final class NodeAgentFootprint {
   /**
    * -Dbench.nmt=true: the agent also reports its native memory by area, its threads and heap
    * histogram; -Dbench.jvm="...": options after the DaemonSet's (to try others); -Dbench.agent-only=true:
-   * only the agent with a round every 5 s.
+   * only the agent with a round every 5 s; -Dbench.jar=DIR/quarkus-run.jar: another build's jar (to compare).
    */
   private static final boolean NMT = Boolean.getBoolean("bench.nmt");
 
@@ -67,7 +70,8 @@ public final class NodeAgentFootprint {
     var work = Files.createTempDirectory("node-agent-bench");
     work.toFile().deleteOnExit();
     java.util.logging.Logger.getLogger("io.fabric8.mockwebserver").setLevel(java.util.logging.Level.WARNING);
-    try (var api = MockApiServer.start(5, null); var kubelet = FakeKubelet.start(work)) {
+    try (var api = MockApiServer.start(5, null); var kubelet = FakeKubelet.start(work);
+        var deviceManager = new FakeDeviceManagerAccess(Files.createDirectories(work.resolve("device-plugins")))) {
       var answer = fullNode(api);
       kubelet.answer(answer.toArray(PodResources[]::new));
       var kubeconfig = work.resolve("kubeconfig");
@@ -149,6 +153,12 @@ public final class NodeAgentFootprint {
     env.put("GPU_ADMISSION_NODE_AGENT_NVIDIA_GPUS", Fixtures.path("node/nvidia-gpus").toAbsolutePath().toString());
     env.put("GPU_ADMISSION_NODE_AGENT_PERIOD", period);
     env.put("GPU_ADMISSION_NODE_AGENT_HEALTH_PORT", "0");
+    // The hourly agent's one round must not miss its kubelet answer on a loaded machine (3 s by default).
+    env.put("GPU_ADMISSION_NODE_AGENT_CALL_TIMEOUT", "30s");
+    // Its device plugin serves aliyun.com/gpu to a fake device manager, as on a topology node.
+    env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_SERVE", "always");
+    env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_DIR", work.resolve("device-plugins").toString());
+    env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_PCI_DEVICES", work.resolve("no-sysfs").toString());
     env.put("MALLOC_ARENA_MAX", "1");
     env.put("JAVA_TOOL_OPTIONS", String.join(" ", jvm) + (NMT ? " -XX:NativeMemoryTracking=summary" : "") + System.getProperty("bench.jvm", ""));
     try (var admin = api.admin()) {

@@ -147,8 +147,10 @@ class RunModeIT {
       env.put("GPU_ADMISSION_NODE_AGENT_HEALTH_PORT", Integer.toString(port));
       try (var agent = PackagedApp.start(workingDirectory, env)) {
         await().atMost(Duration.ofSeconds(60)).until(() -> agent.stdout().contains(" started in ") || !agent.alive());
-        assertThat(agent.stdout()).contains("node-agent mode: no webhook listener, no server informers, no leader election");
-        assertThat(agent.stdout()).doesNotContain("Listening on: http");
+        assertThat(agent.stdout()).contains("gpu-admission node agent started in ")
+            .contains("(node-agent mode: no Quarkus, no webhook listener, no server informers, no leader election)");
+        // Quarkus never started: none of its start-up lines.
+        assertThat(agent.stdout()).doesNotContain("Listening on: http").doesNotContain("Installed features").doesNotContain("Profile prod");
         var http = java.net.http.HttpClient.newHttpClient();
         java.util.function.Function<String, Integer> status = path -> {
           try {
@@ -177,5 +179,32 @@ class RunModeIT {
         assertThat(agent.alive()).isTrue();
       }
     }
+  }
+
+  /** A node agent with a setting it cannot use stops at once, saying which setting in one line (no stack trace). */
+  @Test
+  void theNodeAgentWithABadSettingStopsSayingWhich() {
+    env.put("GPU_ADMISSION_MODE", "node-agent");
+    env.put("GPU_ADMISSION_NODE_AGENT_NODE_NAME", "cn-beijing.i-topo-v100-a");
+    env.put("GPU_ADMISSION_NODE_AGENT_PERIOD", "often");
+
+    var run = PackagedApp.run(workingDirectory, env);
+
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.stdout()).contains("node agent not started: ").contains("gpu-admission.node-agent.period").contains("\"often\"")
+        .contains("Text cannot be parsed to a Duration").doesNotContain("\tat ").doesNotContain("java.lang.").doesNotContain("SRCFG");
+    assertThat(apiConnections).hasValue(0);
+  }
+
+  @Test
+  void theNodeAgentWithoutItsNodesNameStopsSayingHowTheDaemonSetSetsIt() {
+    env.put("GPU_ADMISSION_MODE", "node-agent");
+
+    var run = PackagedApp.run(workingDirectory, env);
+
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.stdout()).contains("node agent not started: gpu-admission.node-agent.node-name is not set: the DaemonSet passes the node's"
+        + " name as GPU_ADMISSION_NODE_AGENT_NODE_NAME (fieldRef spec.nodeName)").doesNotContain("\tat ");
+    assertThat(apiConnections).hasValue(0);
   }
 }

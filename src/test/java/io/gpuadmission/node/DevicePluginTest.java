@@ -42,19 +42,19 @@ class DevicePluginTest {
   static final Duration WITHIN = NodeAgentTest.WITHIN;
 
   @TempDir Path dir;
+  AgentTestCluster cluster;
   MockApiServer api;
   KubernetesClient admin;
   FakeKubelet podResources;
   PodResourcesClient podResourcesClient;
   FakeDeviceManager kubelet;
   Path driver;
-  final List<NodeAgent> agents = new ArrayList<>();
-  final List<KubernetesClient> clients = new ArrayList<>();
 
   @BeforeEach
   void node() throws IOException {
-    api = MockApiServer.start(5, null);
-    admin = api.admin();
+    cluster = AgentTestCluster.start();
+    api = cluster.api;
+    admin = cluster.admin;
     Files.createDirectories(dir.resolve("pod-resources"));
     Files.createDirectories(dir.resolve("device-plugins"));
     podResources = FakeKubelet.start(dir.resolve("pod-resources"));
@@ -77,25 +77,18 @@ class DevicePluginTest {
 
   @AfterEach
   void stop() {
-    agents.forEach(NodeAgent::close);
-    clients.forEach(KubernetesClient::close);
+    cluster.close();
     podResourcesClient.close();
     podResources.close();
     kubelet.close();
-    admin.close();
-    api.close();
   }
 
   NodeAgent agent() {
-    var client = api.informerClient();
-    clients.add(client);
     var whole = Set.of("nvidia.com/gpu", RESOURCE);
     var plugin = new DevicePlugin.Settings(dir.resolve("device-plugins"), List.of(RESOURCE), DevicePluginServer.Handover.ENV, driver,
         dir.resolve("sys"), Optional.of(LinkMatrix.dgx1V100()), whole, Duration.ofSeconds(3));
-    var agent = NodeAgent.create(client, podResourcesClient, DeviceIndex.fromDriver(driver, Clock.systemUTC()),
-        new NodeAgent.Settings(NODE, whole, Duration.ofSeconds(5), Optional.of(plugin)), Clock.systemUTC());
-    agents.add(agent);
-    await().atMost(WITHIN).until(agent::podsSynced);
+    var agent = cluster.agent(podResourcesClient, DeviceIndex.fromDriver(driver, Clock.systemUTC()),
+        new NodeAgent.Settings(NODE, whole, Duration.ofSeconds(5), Optional.of(plugin)));
     registered(agent, 1);
     return agent;
   }
@@ -151,8 +144,7 @@ class DevicePluginTest {
   }
 
   String annotation(Pod pod, String key) {
-    var now = admin.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).get();
-    return now.getMetadata().getAnnotations().get(key);
+    return cluster.annotation(pod, key);
   }
 
   /** A round with the kubelet's PodResources answer as the device manager now holds it. */

@@ -71,6 +71,11 @@ final class FakeDeviceManager implements AutoCloseable {
   /** Pod key to container name to what Allocate answered. */
   private final Map<String, Map<String, ContainerAllocateResponse>> responses = new HashMap<>();
   final List<String> calls = new CopyOnWriteArrayList<>();
+  /** Each call to the plugin and how long its answer took, as the kubelet's client sees it (for benchmarks). */
+  final List<Timed> timings = new CopyOnWriteArrayList<>();
+
+  /** One call and its round trip over the plugin's socket. */
+  record Timed(String call, long nanos) {}
 
   FakeDeviceManager(Path dir, String resource) {
     this.dir = dir;
@@ -219,9 +224,11 @@ final class FakeDeviceManager implements AutoCloseable {
         if (options.getGetPreferredAllocationAvailable()) {
           var offered = new HashSet<>(available);
           offered.addAll(allocated);
-          var preferred = DevicePluginGrpc.newBlockingStub(plugin).withDeadlineAfter(5, TimeUnit.SECONDS).getPreferredAllocation(
-              PreferredAllocationRequest.newBuilder().addContainerRequests(ContainerPreferredAllocationRequest.newBuilder()
-                  .addAllAvailableDeviceIDs(offered).addAllMustIncludeDeviceIDs(allocated).setAllocationSize(required)).build());
+          var request = PreferredAllocationRequest.newBuilder().addContainerRequests(ContainerPreferredAllocationRequest.newBuilder()
+              .addAllAvailableDeviceIDs(offered).addAllMustIncludeDeviceIDs(allocated).setAllocationSize(required)).build();
+          var asked = System.nanoTime();
+          var preferred = DevicePluginGrpc.newBlockingStub(plugin).withDeadlineAfter(5, TimeUnit.SECONDS).getPreferredAllocation(request);
+          timings.add(new Timed("GetPreferredAllocation", System.nanoTime() - asked));
           calls.add("GetPreferredAllocation " + container.getName() + " " + required);
           for (var d : preferred.getContainerResponses(0).getDeviceIDsList()) {
             if (needed > 0 && available.contains(d) && allocated.add(d)) {
@@ -241,8 +248,10 @@ final class FakeDeviceManager implements AutoCloseable {
       var actions = List.copyOf(beforeAllocate);
       beforeAllocate.clear();
       actions.forEach(Runnable::run);
-      var answer = DevicePluginGrpc.newBlockingStub(plugin).withDeadlineAfter(5, TimeUnit.SECONDS)
-          .allocate(AllocateRequest.newBuilder().addContainerRequests(ContainerAllocateRequest.newBuilder().addAllDevicesIds(allocated)).build());
+      var request = AllocateRequest.newBuilder().addContainerRequests(ContainerAllocateRequest.newBuilder().addAllDevicesIds(allocated)).build();
+      var asked = System.nanoTime();
+      var answer = DevicePluginGrpc.newBlockingStub(plugin).withDeadlineAfter(5, TimeUnit.SECONDS).allocate(request);
+      timings.add(new Timed("Allocate", System.nanoTime() - asked));
       calls.add("Allocate " + container.getName() + " " + allocated.size());
       responses.computeIfAbsent(key, k -> new HashMap<>()).put(container.getName(), answer.getContainerResponses(0));
       var devs = List.copyOf(allocated);
@@ -257,6 +266,15 @@ final class FakeDeviceManager implements AutoCloseable {
       }
     }
     return held;
+  }
+
+  /** GetDevicePluginOptions on the connection the kubelet allocates on: the plugin's cheapest call, a benchmark's baseline. */
+  Timed options() {
+    var asked = System.nanoTime();
+    DevicePluginGrpc.newBlockingStub(plugin).withDeadlineAfter(5, TimeUnit.SECONDS).getDevicePluginOptions(Empty.getDefaultInstance());
+    var timed = new Timed("GetDevicePluginOptions", System.nanoTime() - asked);
+    timings.add(timed);
+    return timed;
   }
 
   /** What Allocate answered for a container. */

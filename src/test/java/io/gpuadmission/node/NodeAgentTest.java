@@ -39,7 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class NodeAgentTest {
   static final String NODE = "cn-beijing.i-topo-v100-a";
-  static final Duration WITHIN = Duration.ofSeconds(20);
+  static final Duration WITHIN = AgentTestCluster.WITHIN;
   // The DGX-1 of node/nvidia-gpus, by index.
   static final String[] GPU = {
     "GPU-1f0c7a34-5b6e-2d8c-9e41-7a3b5c6d8e90",
@@ -54,17 +54,17 @@ class NodeAgentTest {
   static final String ALLOCATED = "gpu-admission.io/gpu-allocated";
 
   @TempDir Path dir;
+  AgentTestCluster cluster;
   MockApiServer api;
   KubernetesClient admin;
   FakeKubelet kubelet;
   PodResourcesClient podResources;
-  final List<NodeAgent> agents = new ArrayList<>();
-  final List<KubernetesClient> clients = new ArrayList<>();
 
   @BeforeEach
   void cluster() {
-    api = MockApiServer.start(5, null);
-    admin = api.admin();
+    cluster = AgentTestCluster.start();
+    api = cluster.api;
+    admin = cluster.admin;
     kubelet = FakeKubelet.start(dir);
     kubelet.allocatable(devices("nvidia.com/gpu", GPU));
     podResources = new PodResourcesClient(kubelet.socket(), Duration.ofSeconds(2));
@@ -72,22 +72,14 @@ class NodeAgentTest {
 
   @AfterEach
   void stop() {
-    agents.forEach(NodeAgent::close);
-    clients.forEach(KubernetesClient::close);
+    cluster.close();
     podResources.close();
     kubelet.close();
-    admin.close();
-    api.close();
   }
 
   NodeAgent agent() {
-    var client = api.informerClient();
-    clients.add(client);
-    var agent = NodeAgent.create(client, podResources, DeviceIndex.fromDriver(DeviceIndexTest.DGX1, Clock.systemUTC()),
-        new NodeAgent.Settings(NODE, Set.of("nvidia.com/gpu", "aliyun.com/gpu"), Duration.ofSeconds(5)), Clock.systemUTC());
-    agents.add(agent);
-    await().atMost(WITHIN).until(agent::podsSynced);
-    return agent;
+    return cluster.agent(podResources, DeviceIndex.fromDriver(DeviceIndexTest.DGX1, Clock.systemUTC()),
+        new NodeAgent.Settings(NODE, Set.of("nvidia.com/gpu", "aliyun.com/gpu"), Duration.ofSeconds(5)));
   }
 
   Pod create(String fixture) {
@@ -96,8 +88,7 @@ class NodeAgentTest {
   }
 
   String allocated(Pod pod) {
-    var now = admin.pods().inNamespace(pod.getMetadata().getNamespace()).withName(pod.getMetadata().getName()).get();
-    return now.getMetadata().getAnnotations() == null ? null : now.getMetadata().getAnnotations().get(ALLOCATED);
+    return cluster.annotation(pod, ALLOCATED);
   }
 
   /** Rounds until the agent's informer shows what it wrote and a round changes nothing. */

@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
  * directory a test gives. Output goes to files, so a chatty process never blocks on a full pipe.
  */
 public final class PackagedApp {
-  public static final Path JAR = Path.of("target/quarkus-app/quarkus-run.jar").toAbsolutePath();
+  /** The jar this build packaged; a benchmark may name another ({@code -Dbench.jar=...}: an earlier build, to compare). */
+  public static final Path JAR = Path.of(System.getProperty("bench.jar", "target/quarkus-app/quarkus-run.jar")).toAbsolutePath();
 
   private PackagedApp() {}
 

@@ -1,0 +1,64 @@
+package io.gpuadmission.node;
+
+import io.quarkus.bootstrap.logging.InitialConfigurator;
+import java.util.Optional;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.regex.Pattern;
+import org.eclipse.microprofile.config.Config;
+import org.jboss.logmanager.LogContext;
+import org.jboss.logmanager.formatters.PatternFormatter;
+import org.jboss.logmanager.handlers.ConsoleHandler;
+
+/**
+ * The node agent's log without Quarkus: one line a record on stdout, in server mode's format, with
+ * the levels application.properties and the environment give ({@code quarkus.log.level}, {@code
+ * quarkus.log.category."NAME".level}, {@code quarkus.log.console.format}), so that what the
+ * properties quiet (fabric8's reflector stack traces, Netty's keep-alive warning on Unix sockets)
+ * stays quiet here too.
+ *
+ * <p>jboss-logmanager carries every library's log (jboss-logging, JUL, SLF4J), as in server mode.
+ * The artifact's boot class path installs Quarkus' delayed handler, which holds records until
+ * Quarkus sets up logging; here the console handler is given to it instead, which prints what it
+ * held and everything after.
+ */
+final class NodeAgentLogging {
+  static final String FORMAT = "%d{HH:mm:ss.SSS} %-5p [%c{2.}] %s%e%n";
+  private static final Pattern CATEGORY = Pattern.compile("quarkus\\.log\\.category\\.\"([^\"]+)\"\\.level");
+
+  private NodeAgentLogging() {}
+
+  /** Before anything logs: jboss-logmanager as the JDK's log manager (the artifact's launcher sets it already). */
+  static void useLogManager() {
+    if (System.getProperty("java.util.logging.manager") == null) {
+      System.setProperty("java.util.logging.manager", org.jboss.logmanager.LogManager.class.getName());
+    }
+  }
+
+  /** Console on stdout, levels from {@code config} when it could be read (else INFO and the format above). */
+  static void configure(Optional<Config> config) {
+    var context = LogContext.getLogContext();
+    var format = config.flatMap(c -> c.getOptionalValue("quarkus.log.console.format", String.class)).orElse(FORMAT);
+    var console = new ConsoleHandler(ConsoleHandler.Target.SYSTEM_OUT, new PatternFormatter(format));
+    var root = context.getLogger("");
+    root.setLevel(config.flatMap(c -> c.getOptionalValue("quarkus.log.level", String.class)).map(NodeAgentLogging::level).orElse(Level.INFO));
+    config.ifPresent(c -> {
+      for (var name : c.getPropertyNames()) {
+        var category = CATEGORY.matcher(name);
+        if (category.matches()) {
+          c.getOptionalValue(name, String.class).ifPresent(level -> context.getLogger(category.group(1)).setLevel(level(level)));
+        }
+      }
+    });
+    var delayed = InitialConfigurator.DELAYED_HANDLER;
+    if (java.util.Arrays.asList(root.getHandlers()).contains(delayed)) {
+      delayed.setHandlers(new Handler[] {console});
+    } else {
+      root.addHandler(console);
+    }
+  }
+
+  private static Level level(String name) {
+    return org.jboss.logmanager.Level.parse(name.trim().toUpperCase(java.util.Locale.ROOT));
+  }
+}

@@ -1,0 +1,204 @@
+package io.gpuadmission.node;
+
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.ConfigBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
+import io.gpuadmission.allocator.LinkMatrix;
+import io.gpuadmission.allocator.TopologyParser;
+import io.gpuadmission.cluster.ClusterConnection;
+import io.quarkus.runtime.configuration.DurationConverter;
+import io.smallrye.config.ConfigValidationException;
+import io.smallrye.config.PropertiesConfigSource;
+import io.smallrye.config.SmallRyeConfig;
+import io.smallrye.config.SmallRyeConfigBuilder;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import org.eclipse.microprofile.config.spi.ConfigSource;
+import org.jboss.logging.Logger;
+
+/**
+ * Node-agent mode ({@code GPU_ADMISSION_MODE=node-agent}, the DaemonSet) without Quarkus: it runs
+ * on every GPU node, on the path of every GPU container start, so it builds only what the agent
+ * uses (its configuration, a fabric8 client, the kubelet's PodResources client, the device plugin
+ * and the health listener), none of the webhook's CDI beans, REST layer, metrics or TLS. The same
+ * artifact starts it: {@code io.gpuadmission.mode.GpuAdmissionMain} hands this mode here before
+ * Quarkus would start.
+ *
+ * <p>Its settings are {@link NodeAgentConfig}'s, read by SmallRye Config (the library Quarkus
+ * reads them with) from system properties, the environment ({@code GPU_ADMISSION_NODE_AGENT_*})
+ * and application.properties, in that order of precedence; durations are written as in server
+ * mode ({@code 5s}, {@code 500ms}, {@code PT5S}).
+ */
+public final class NodeAgentMain implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(NodeAgentMain.class);
+
+  private final KubernetesClient client;
+  private final PodResourcesClient kubelet;
+  private final NodeAgent agent;
+  private final NodeHealthListener health;
+
+  private NodeAgentMain(KubernetesClient client, PodResourcesClient kubelet, NodeAgent agent, NodeHealthListener health) {
+    this.client = client;
+    this.kubelet = kubelet;
+    this.agent = agent;
+    this.health = health;
+  }
+
+  /** Runs the agent until the process is told to stop; a setting it cannot work with ends it with status 1 and one line saying which. */
+  public static void main(String... args) {
+    var started = System.nanoTime();
+    NodeAgentLogging.useLogManager();
+    SmallRyeConfig config;
+    try {
+      config = config(List.of());
+    } catch (IllegalArgumentException e) {
+      NodeAgentLogging.configure(Optional.empty());
+      LOG.error("node agent not started: " + e.getMessage());
+      System.exit(1);
+      return;
+    }
+    NodeAgentLogging.configure(Optional.of(config));
+    NodeAgentMain running;
+    try {
+      running = start(config);
+    } catch (RuntimeException e) {
+      // A setting, or the API server not answering the start's one read (its own Node): one line;
+      // the DaemonSet restarts the pod. The trace, for what no setting explains, at DEBUG.
+      LOG.error("node agent not started: " + e.getMessage());
+      LOG.debug("node agent start failed", e);
+      System.exit(1);
+      return;
+    }
+    var stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      running.close();
+      stopped.countDown();
+    }, "node-agent-shutdown"));
+    LOG.infof("gpu-admission node agent started in %d ms (node-agent mode: no Quarkus, no webhook listener, no server informers,"
+        + " no leader election)", (System.nanoTime() - started) / 1_000_000);
+    try {
+      stopped.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The agent's settings from system properties, the environment and application.properties ({@code more} above them). */
+  static SmallRyeConfig config(List<ConfigSource> more) {
+    var builder = new SmallRyeConfigBuilder()
+        .addDefaultSources()
+        .withSources(more)
+        .withConverter(Duration.class, 200, new DurationConverter())
+        .withMapping(NodeAgentConfig.class);
+    var properties = NodeAgentMain.class.getClassLoader().getResource("application.properties");
+    if (properties != null) {
+      try {
+        builder.withSources(new PropertiesConfigSource(properties, 250));
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot read " + properties + ": " + e.getMessage(), e);
+      }
+    }
+    try {
+      return builder.build();
+    } catch (ConfigValidationException e) {
+      var problems = new ArrayList<String>();
+      for (int i = 0; i < e.getProblemCount(); i++) {
+        problems.add(readable(e.getProblem(i).getMessage()));
+      }
+      throw new IllegalArgumentException(String.join("; ", problems), e);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException(readable(e.getMessage()), e);
+    }
+  }
+
+  /** SmallRye's words for a setting it cannot read, without its message codes and exception class names. */
+  static String readable(String message) {
+    return message == null ? "" : message.replaceAll("SRCFG\\d+: ", "")
+        .replaceAll("\\b(?:[a-z][a-z0-9_]*\\.)+[A-Z]\\w*(?:Exception|Error): ", "").trim();
+  }
+
+  /** Starts the agent: its pod cache, its rounds, the device plugin when this node is to have one, and the health listener. */
+  static NodeAgentMain start(SmallRyeConfig settings) {
+    var config = settings.getConfigMapping(NodeAgentConfig.class);
+    var node = config.nodeName().filter(n -> !n.isBlank()).orElseThrow(() -> new IllegalStateException(
+        "gpu-admission.node-agent.node-name is not set: the DaemonSet passes the node's name as GPU_ADMISSION_NODE_AGENT_NODE_NAME"
+            + " (fieldRef spec.nodeName)"));
+    var apiServer = settings.getOptionalValue("quarkus.kubernetes-client.api-server-url", String.class);
+    if (!ClusterConnection.available(settings.getOptionalValue("gpu-admission.cluster.enabled", Boolean.class), apiServer)) {
+      throw new IllegalStateException("the node agent needs the API server (in a pod, or KUBECONFIG) to record GPUs on pods");
+    }
+    var client = client(apiServer);
+    PodResourcesClient kubelet = null;
+    NodeAgent agent = null;
+    try {
+      kubelet = new PodResourcesClient(config.socket(), config.callTimeout());
+      var index = DeviceIndex.fromDriver(config.nvidiaGpus(), Clock.systemUTC());
+      var agentSettings = new NodeAgent.Settings(node, new HashSet<>(config.resources()), config.period(), pluginSettings(config, client, node));
+      agent = NodeAgent.create(client, kubelet, index, agentSettings, Clock.systemUTC()).start();
+      var health = NodeHealthListener.start(config.healthPort(),
+          new NodeAgentHealth(agent, config.period(), config.callTimeout(), Clock.systemUTC()));
+      return new NodeAgentMain(client, kubelet, agent, health);
+    } catch (RuntimeException e) {
+      if (agent != null) {
+        agent.close();
+      }
+      if (kubelet != null) {
+        kubelet.close();
+      }
+      client.close();
+      throw e;
+    }
+  }
+
+  /**
+   * fabric8's client as it configures itself (in-cluster service account, KUBECONFIG, ~/.kube/config),
+   * on Vert.x' HTTP client, the one the artifact ships (a second client library on the class path
+   * would make fabric8's choice for every other client a coin toss).
+   */
+  private static KubernetesClient client(Optional<String> apiServer) {
+    Config config = Config.autoConfigure(null);
+    if (apiServer.isPresent()) {
+      config = new ConfigBuilder(config).withMasterUrl(apiServer.get()).build();
+    }
+    return new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(new VertxHttpClientFactory()).build();
+  }
+
+  /** The device plugin's settings when this node is to have one. */
+  private static Optional<DevicePlugin.Settings> pluginSettings(NodeAgentConfig config, KubernetesClient client, String node) {
+    var plugin = config.devicePlugin();
+    var serve = switch (plugin.serve()) {
+      case ALWAYS -> true;
+      case NEVER -> false;
+      case TOPOLOGY_NODES -> DevicePlugin.topologyNode(client, node);
+    };
+    if (!serve) {
+      return Optional.empty();
+    }
+    Optional<LinkMatrix> links = plugin.topologyFile().map(file -> {
+      try {
+        return TopologyParser.parse(Files.readString(file));
+      } catch (IOException | IllegalArgumentException e) {
+        throw new IllegalStateException("gpu-admission.node-agent.device-plugin.topology-file " + file + ": " + e.getMessage(), e);
+      }
+    });
+    return Optional.of(new DevicePlugin.Settings(plugin.dir(), plugin.resources(), plugin.handover(), config.nvidiaGpus(),
+        plugin.pciDevices(), links, new HashSet<>(config.resources()), config.callTimeout()));
+  }
+
+  @Override
+  public void close() {
+    health.close();
+    agent.close();
+    kubelet.close();
+    client.close();
+  }
+}

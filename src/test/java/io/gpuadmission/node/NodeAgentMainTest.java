@@ -1,0 +1,75 @@
+package io.gpuadmission.node;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.smallrye.config.PropertiesConfigSource;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Node-agent mode's settings read without Quarkus: the same names, defaults and value forms as
+ * {@link NodeAgentConfig} has in server mode's configuration, and a clear refusal of what it
+ * cannot use. (The packaged jar started this way: RunModeIT.)
+ */
+class NodeAgentMainTest {
+  private static NodeAgentConfig read(Map<String, String> properties) {
+    return NodeAgentMain.config(List.of(new PropertiesConfigSource(properties, "test", 500))).getConfigMapping(NodeAgentConfig.class);
+  }
+
+  @Test
+  void theDefaultsAreTheConfigMappings() {
+    var config = read(Map.of());
+
+    assertThat(config.nodeName()).isEmpty();
+    assertThat(config.socket()).isEqualTo(Path.of("/var/lib/kubelet/pod-resources/kubelet.sock"));
+    assertThat(config.period()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(config.callTimeout()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(config.healthPort()).isEqualTo(8080);
+    assertThat(config.resources()).containsExactly("nvidia.com/gpu", "aliyun.com/gpu");
+    assertThat(config.devicePlugin().serve()).isEqualTo(NodeAgentConfig.DevicePluginConfig.Serve.TOPOLOGY_NODES);
+    assertThat(config.devicePlugin().handover()).isEqualTo(DevicePluginServer.Handover.ENV);
+    assertThat(config.devicePlugin().topologyFile()).isEmpty();
+  }
+
+  @Test
+  void settingsAreWrittenAsInServerMode() {
+    var config = read(Map.of(
+        "gpu-admission.node-agent.node-name", "cn-beijing.i-topo-v100-a",
+        "gpu-admission.node-agent.period", "500ms",
+        "gpu-admission.node-agent.call-timeout", "PT2S",
+        "gpu-admission.node-agent.resources", "aliyun.com/gpu",
+        "gpu-admission.node-agent.device-plugin.serve", "always",
+        "gpu-admission.node-agent.device-plugin.handover", "cdi",
+        "gpu-admission.node-agent.device-plugin.topology-file", "/etc/gpu-admission/topo.txt"));
+
+    assertThat(config.nodeName()).contains("cn-beijing.i-topo-v100-a");
+    assertThat(config.period()).isEqualTo(Duration.ofMillis(500));
+    assertThat(config.callTimeout()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(config.resources()).containsExactly("aliyun.com/gpu");
+    assertThat(config.devicePlugin().serve()).isEqualTo(NodeAgentConfig.DevicePluginConfig.Serve.ALWAYS);
+    assertThat(config.devicePlugin().handover()).isEqualTo(DevicePluginServer.Handover.CDI);
+    assertThat(config.devicePlugin().topologyFile()).contains(Path.of("/etc/gpu-admission/topo.txt"));
+  }
+
+  @Test
+  void aValueItCannotReadIsRefusedNamingTheSetting() {
+    assertThatThrownBy(() -> read(Map.of("gpu-admission.node-agent.period", "often")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gpu-admission.node-agent.period").hasMessageContaining("often");
+    assertThatThrownBy(() -> read(Map.of("gpu-admission.node-agent.device-plugin.serve", "sometimes")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gpu-admission.node-agent.device-plugin.serve")
+        .hasMessageContaining("sometimes");
+  }
+
+  @Test
+  void withoutItsNodesNameItDoesNotStartAndSaysHowTheDaemonSetSetsIt() {
+    var config = NodeAgentMain.config(List.of());
+
+    assertThatThrownBy(() -> NodeAgentMain.start(config)).isInstanceOf(IllegalStateException.class)
+        .hasMessage("gpu-admission.node-agent.node-name is not set: the DaemonSet passes the node's name as"
+            + " GPU_ADMISSION_NODE_AGENT_NODE_NAME (fieldRef spec.nodeName)");
+  }
+}
