@@ -207,13 +207,13 @@ public final class NodeAgentFootprint {
     }
   }
 
-  /** The JVM options the DaemonSet gives the image's java (GC_CONTAINER_OPTIONS, JAVA_OPTS_APPEND). */
+  /** The JVM options the DaemonSet's command gives java (JAVA_OPTS_APPEND; it starts the jar as this bench does). */
   static List<String> daemonSetJvmOptions() throws IOException {
     var yaml = Fixtures.yamlTree(Path.of("manifests/components/node-agent/daemonset.yaml"));
     var options = new ArrayList<String>();
     for (var env : yaml.at("/spec/template/spec/containers/0/env")) {
       var name = env.path("name").asText();
-      if (name.equals("GC_CONTAINER_OPTIONS") || name.equals("JAVA_OPTS_APPEND")) {
+      if (name.equals("JAVA_OPTS_APPEND")) {
         options.addAll(List.of(env.path("value").asText().trim().split("\\s+")));
       }
     }
