@@ -97,24 +97,17 @@ public class MutationService {
   }
 
   /**
-   * Before the cluster's policy has been read (the API server not reached since start): the
-   * built-in default may differ from it in every rule, and a pod is mutated only once, so a GPU
-   * pod is refused rather than placed by the wrong policy; another pod is admitted unchanged.
+   * Before the cluster's policy has been read: a pod is mutated only once, so a GPU pod is refused
+   * for now rather than placed by the wrong policy; another pod is admitted unchanged.
    */
   private AdmissionResponse unjudged(DecodedReview review, io.gpuadmission.policy.GpuPolicy policy, String unread, long start) {
-    var what = "gpu-admission has not read the cluster's GPU policy yet: " + (unread.length() <= 400 ? unread : unread.substring(0, 397) + "...");
+    var what = UnreadPolicy.notRead(unread);
     if (!RawPodInspector.asksForGpu(review.object(), policy)) {
       metrics.record(ENDPOINT, Outcome.FAILED_OPEN, start);
       return Responses.allow(review.uid(), List.of(what + "; admitted unchanged"));
     }
     metrics.record(ENDPOINT, Outcome.FAILED_CLOSED, start);
-    return Responses.deny(
-        review.uid(),
-        "ServiceUnavailable",
-        what + ". GPU pods are refused until it has, rather than mutated by a policy that may not be the cluster's;"
-            + " create the pod again once the gpu-admission pods are Ready (kubectl -n gpu-admission get pods),"
-            + " and if they stay unready check that they reach the API server (kubectl -n gpu-admission logs deploy/gpu-admission).",
-        List.of());
+    return Responses.unavailable(review.uid(), UnreadPolicy.refusal(what, "GPU pods", "mutated", "create the pod again"));
   }
 
   /**
