@@ -43,7 +43,8 @@ public final class Responses {
     return deny(uid, 503, "ServiceUnavailable", message, List.of());
   }
 
-  private static AdmissionResponse deny(String uid, int code, String reason, String message, List<String> warnings) {
+  /** A refusal with the given {@code status.code} (403 for a rule, 503 for "not judged yet"). */
+  public static AdmissionResponse deny(String uid, int code, String reason, String message, List<String> warnings) {
     var response = new AdmissionResponse();
     response.setUid(uid);
     response.setAllowed(false);
