@@ -3,7 +3,6 @@ package io.gpuadmission.admission;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
-import io.vertx.core.http.HttpVersion;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -12,10 +11,10 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
  * Refuses a body larger than {@code quarkus.http.limits.max-body-size} with 413 and a Kubernetes
- * Status saying why, before any of it is read, and closes the connection (HTTP/1.1) or resets the
- * stream (HTTP/2). kube-apiserver caps its
- * own requests at 3 MiB, so anything larger is not from it. Quarkus enforces the same limit on
- * bodies sent without a Content-Length, while reading them (its 413 has no reason body).
+ * Status saying why, before any of it is read, and closes the connection (the server speaks
+ * HTTP/1.1 only). kube-apiserver caps its own requests at 3 MiB, so anything larger is not from
+ * it. Quarkus enforces the same limit on bodies sent without a Content-Length, while reading them
+ * (its 413 has no reason body).
  */
 @ApplicationScoped
 public class BodySizeLimit {
@@ -61,12 +60,7 @@ public class BodySizeLimit {
         : "kube-apiserver never sends an AdmissionReview";
     var body = StatusBody.of(413, "RequestEntityTooLarge", what + "; " + sender + " over 3 MiB");
     var response = context.response().setStatusCode(413).putHeader(HttpHeaders.CONTENT_TYPE, "application/json");
-    if (context.request().version() == HttpVersion.HTTP_2) {
-      // One stream of a shared connection: answer it and reset it, leave the others running.
-      response.end(Buffer.buffer(body)).onComplete(done -> response.reset());
-    } else {
-      response.putHeader(HttpHeaders.CONNECTION, "close").end(Buffer.buffer(body)).onComplete(done -> lingeringClose(context));
-    }
+    response.putHeader(HttpHeaders.CONNECTION, "close").end(Buffer.buffer(body)).onComplete(done -> lingeringClose(context));
   }
 
   /**

@@ -83,38 +83,40 @@ public class MutationService {
       var mode = policy.failureMode().forPod(gpuPod);
       var what = "gpu-admission could not judge pod \"" + review.objectName() + "\" (" + e.getClass().getSimpleName() + ")";
       if (mode == FailureMode.OPEN) {
-        metrics.record(ENDPOINT, Outcome.FAILED_OPEN, start);
-        return Responses.allow(review.uid(), List.of(what + "; admitted unchanged (policy failureMode is open)"));
+        return admitUnjudged(review, start, what + "; admitted unchanged (policy failureMode is open)");
       }
-      metrics.record(ENDPOINT, Outcome.FAILED_CLOSED, start);
-      return Responses.deny(
-          review.uid(),
+      return refuse(
+          review,
+          start,
+          403,
           "InternalError",
           what + "; GPU pods are refused when they cannot be judged (policy failureMode.gpuPods: closed)."
-              + " Check the pod's resources and labels, or see the webhook log for uid " + review.uid(),
-          List.of());
+              + " Check the pod's resources and labels, or see the webhook log for uid " + review.uid());
     }
   }
 
   /**
-   * Before the cluster's policy has been read (the API server not reached since start): the
-   * built-in default may differ from it in every rule, and a pod is mutated only once, so a GPU
-   * pod is refused rather than placed by the wrong policy; another pod is admitted unchanged.
+   * Before the cluster's policy has been read: a pod is mutated only once, so a GPU pod is refused
+   * for now rather than placed by the wrong policy; another pod is admitted unchanged.
    */
   private AdmissionResponse unjudged(DecodedReview review, io.gpuadmission.policy.GpuPolicy policy, String unread, long start) {
-    var what = "gpu-admission has not read the cluster's GPU policy yet: " + (unread.length() <= 400 ? unread : unread.substring(0, 397) + "...");
+    var what = UnreadPolicy.notRead(unread);
     if (!RawPodInspector.asksForGpu(review.object(), policy)) {
-      metrics.record(ENDPOINT, Outcome.FAILED_OPEN, start);
-      return Responses.allow(review.uid(), List.of(what + "; admitted unchanged"));
+      return admitUnjudged(review, start, what + "; admitted unchanged");
     }
+    return refuse(review, start, 503, "ServiceUnavailable", UnreadPolicy.refusal(what, "GPU pods", "mutated", "create the pod again"));
+  }
+
+  /** A GPU pod this replica cannot judge (fail closed): refused with the status and message given. */
+  private AdmissionResponse refuse(DecodedReview review, long start, int code, String reason, String message) {
     metrics.record(ENDPOINT, Outcome.FAILED_CLOSED, start);
-    return Responses.deny(
-        review.uid(),
-        "ServiceUnavailable",
-        what + ". GPU pods are refused until it has, rather than mutated by a policy that may not be the cluster's;"
-            + " create the pod again once the gpu-admission pods are Ready (kubectl -n gpu-admission get pods),"
-            + " and if they stay unready check that they reach the API server (kubectl -n gpu-admission logs deploy/gpu-admission).",
-        List.of());
+    return Responses.deny(review.uid(), code, reason, message, List.of());
+  }
+
+  /** A pod this replica cannot judge admitted unchanged (fail open), saying so in a warning. */
+  private AdmissionResponse admitUnjudged(DecodedReview review, long start, String warning) {
+    metrics.record(ENDPOINT, Outcome.FAILED_OPEN, start);
+    return Responses.allow(review.uid(), List.of(warning));
   }
 
   /**

@@ -32,11 +32,24 @@ public final class Responses {
 
   /** A refusal: HTTP 200 with {@code allowed: false}; {@code status.code} carries 403. */
   public static AdmissionResponse deny(String uid, String reason, String message, List<String> warnings) {
+    return deny(uid, 403, reason, message, warnings);
+  }
+
+  /**
+   * A refusal for now (the object is not judged yet): {@code status.code} 503 and reason {@code
+   * ServiceUnavailable}, which a person and kube-apiserver read as "try again", not "fix it".
+   */
+  public static AdmissionResponse unavailable(String uid, String message) {
+    return deny(uid, 503, "ServiceUnavailable", message, List.of());
+  }
+
+  /** A refusal with the given {@code status.code} (403 for a rule, 503 for "not judged yet"). */
+  public static AdmissionResponse deny(String uid, int code, String reason, String message, List<String> warnings) {
     var response = new AdmissionResponse();
     response.setUid(uid);
     response.setAllowed(false);
     var status = new Status();
-    status.setCode(403);
+    status.setCode(code);
     status.setReason(reason);
     status.setMessage(message.length() <= MAX_MESSAGE ? message : message.substring(0, MAX_MESSAGE - 3) + "...");
     response.setStatus(status);

@@ -9,6 +9,7 @@ import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.cluster.PodInventory;
 import io.gpuadmission.cluster.WebhookNamespace;
 import io.gpuadmission.policy.FailureModePolicy.FailureMode;
+import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.InvalidPolicyException;
 import io.gpuadmission.policy.PolicyConfig;
 import io.gpuadmission.policy.PolicyParser;
@@ -25,6 +26,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
@@ -105,33 +107,35 @@ public class ValidationService {
       if (review.isCoreKind("ConfigMap")) {
         return policyConfigMap(review, start);
       }
+      var pod = review.isCoreKind("Pod");
+      var kind = pod ? Optional.<WorkloadKind>empty() : WorkloadKind.of(review.group(), review.kind());
+      if (pod ? operation.equals("UPDATE") && !gangLabelsChanged(review, policy) : kind.isEmpty() || specUnchanged(review)) {
+        // A pod's resources and selectors cannot change; only its gang labels can. Decided on the
+        // trees, before the pod is typed: most pod UPDATEs are status and annotation writes.
+        // Controllers update a workload's metadata (revision annotations, finalizers), also of
+        // workloads admitted before this webhook or before a policy change: only spec changes are judged.
+        return allow(review, List.of(), start);
+      }
+      var unread = policies.unread();
+      if (unread.isPresent()) {
+        return unjudged(review, kind, policy, unread.get(), start);
+      }
       if (policy.isExempt(review.namespace())) {
         return allow(review, List.of(), start);
       }
       ValidationResult result;
-      if (review.isCoreKind("Pod")) {
-        if (operation.equals("UPDATE") && !gangLabelsChanged(review, policy)) {
-          // A pod's resources and selectors cannot change; only its gang labels can. Decided on the
-          // trees, before the pod is typed: most pod UPDATEs are status and annotation writes.
-          return allow(review, List.of(), start);
-        }
+      if (pod) {
         var malformed = MalformedPod.pod(review.rawObject());
         if (malformed.isPresent()) {
           return malformed(review, malformed.get(), start);
         }
-        var pod = review.pod();
-        var labels = pod.getMetadata().getLabels();
+        var typed = review.pod();
+        var labels = typed.getMetadata().getLabels();
         if (labels != null && "true".equals(labels.get(policy.optOutLabel()))) {
           return allow(review, List.of(), start);
         }
-        result = pods.validate(new PodSubject(pod, review.namespace(), policy, cluster, "pod"), !review.dryRun());
+        result = pods.validate(new PodSubject(typed, review.namespace(), policy, cluster, "pod"), !review.dryRun());
       } else {
-        var kind = WorkloadKind.of(review.group(), review.kind());
-        if (kind.isEmpty() || specUnchanged(review)) {
-          // Controllers update a workload's metadata (revision annotations, finalizers), also of
-          // workloads admitted before this webhook or before a policy change: only spec changes are judged.
-          return allow(review, List.of(), start);
-        }
         for (var template : kind.get().templates(review.object())) {
           var malformed = MalformedPod.template(template.template(), template.path());
           if (malformed.isPresent()) {
@@ -164,6 +168,26 @@ public class ValidationService {
               + review.uid(),
           List.of());
     }
+  }
+
+  /**
+   * Before the cluster's policy has been read: a GPU pod or workload is refused for now, as /mutate
+   * refuses GPU pods, rather than judged by a policy that may not be the cluster's; another
+   * object is admitted unjudged.
+   */
+  private AdmissionResponse unjudged(DecodedReview review, Optional<WorkloadKind> kind, GpuPolicy policy, String unread, long start) {
+    var what = UnreadPolicy.notRead(unread);
+    var gpu =
+        kind.isEmpty()
+            ? RawPodInspector.asksForGpu(review.object(), policy)
+            : kind.get().templates(review.object()).stream().anyMatch(t -> RawPodInspector.asksForGpu(t.template(), policy));
+    if (!gpu) {
+      metrics.record(ENDPOINT, Outcome.FAILED_OPEN, start);
+      return Responses.allow(review.uid(), List.of(subject(review) + what + "; admitted unjudged"));
+    }
+    metrics.record(ENDPOINT, Outcome.FAILED_CLOSED, start);
+    return Responses.unavailable(
+        review.uid(), subject(review) + UnreadPolicy.refusal(what, "GPU pods and workloads", "judged", "create or apply it again"));
   }
 
   private static boolean specUnchanged(DecodedReview review) {

@@ -19,13 +19,16 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Collectors;
 
 /**
  * Reads a policy document strictly: keys the user leaves out keep the built-in default, while an
- * unknown key, a wrong type or an invalid value is an error naming the key path and its line.
+ * unknown key, a wrong type or an invalid value is an error naming the key path and its line. Every
+ * error of a document is reported, not only the first.
  */
 public final class PolicyParser {
   /** Classpath resource holding the built-in default, also shipped in {@code manifests/}. */
@@ -76,20 +79,28 @@ public final class PolicyParser {
     }
     var merged = DEFAULT_TREE.deepCopy();
     mergeInto(merged, (ObjectNode) userTree);
-    GpuPolicy policy;
+    PolicyBinding binding;
     try {
-      policy = YAML.treeToValue(merged, GpuPolicy.class);
-    } catch (JsonMappingException e) {
-      var path = pathOf(e);
-      throw new InvalidPolicyException(List.of(new PolicyError(path, lines.lineOf(path), describe(e))));
+      binding = PolicyBinding.bind(YAML, merged, DEFAULT_TREE);
     } catch (JsonProcessingException e) {
       throw new InvalidPolicyException(List.of(new PolicyError("", 0, e.getOriginalMessage())));
     }
-    var errors =
-        PolicyValidator.validate(policy).stream()
-            .map(v -> new PolicyError(v.path(), lines.lineOf(v.path()), v.message()))
-            .toList();
+    var errors = new ArrayList<PolicyError>();
+    for (var failure : binding.failures()) {
+      errors.add(new PolicyError(failure.path(), lines.lineOf(failure.path()), describe(failure.error())));
+    }
+    var policy = binding.policy();
+    if (policy != null) {
+      for (var finding : PolicyValidator.validate(policy)) {
+        var path = binding.asWritten(finding.path());
+        // A value set aside may break a rule about its neighbours; its own error already says what to fix.
+        if (errors.stream().noneMatch(e -> related(e.path(), path))) {
+          errors.add(new PolicyError(path, lines.lineOf(path), finding.message()));
+        }
+      }
+    }
     if (!errors.isEmpty()) {
+      errors.sort(Comparator.comparingInt(e -> e.line() > 0 ? e.line() : Integer.MAX_VALUE));
       throw new InvalidPolicyException(errors);
     }
     return policy;
@@ -159,16 +170,15 @@ public final class PolicyParser {
             });
   }
 
-  private static String pathOf(JsonMappingException e) {
-    var path = new StringBuilder();
-    for (var reference : e.getPath()) {
-      if (reference.getFieldName() != null) {
-        path.append(path.isEmpty() ? "" : ".").append(reference.getFieldName());
-      } else if (reference.getIndex() >= 0) {
-        path.append('[').append(reference.getIndex()).append(']');
-      }
-    }
-    return path.toString();
+  /** Whether one path is the other or within it. */
+  private static boolean related(String a, String b) {
+    return a.equals(b) || within(a, b) || within(b, a);
+  }
+
+  private static boolean within(String inner, String outer) {
+    return inner.length() > outer.length()
+        && inner.startsWith(outer)
+        && (inner.charAt(outer.length()) == '.' || inner.charAt(outer.length()) == '[');
   }
 
   private static String describe(JsonMappingException e) {

@@ -4,6 +4,8 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gpuadmission.support.Fixtures;
+import io.gpuadmission.support.LogCapture;
+import io.gpuadmission.support.TrustAnything;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.vertx.core.Vertx;
@@ -13,8 +15,10 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.HttpVersion;
 import jakarta.inject.Inject;
 import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -70,5 +74,91 @@ class AdmissionHttpTest {
     } finally {
       client.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
     }
+  }
+
+  /** HTTP/1.1 only, and said so in the handshake: a client offering h2 first is told http/1.1. */
+  @Test
+  void alpnSelectsHttp11() throws Exception {
+    try (var socket = tlsSocket()) {
+      var parameters = socket.getSSLParameters();
+      parameters.setApplicationProtocols(new String[] {"h2", "http/1.1"});
+      socket.setSSLParameters(parameters);
+      socket.startHandshake();
+
+      assertThat(socket.getApplicationProtocol()).isEqualTo("http/1.1");
+    }
+  }
+
+  /**
+   * A client speaking HTTP/2 with prior knowledge (no ALPN, straight to the preface) gets a 505
+   * with a Status saying why and the connection closed; nothing is logged at ERROR.
+   */
+  @Test
+  void http2WithPriorKnowledgeIsRefusedWithoutAnErrorLog() throws Exception {
+    try (var logs = LogCapture.of("", false); var socket = tlsSocket()) {
+      socket.setSoTimeout(10_000);
+      socket.startHandshake();
+      var out = socket.getOutputStream();
+      out.write("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      out.write(new byte[] {0, 0, 0, 4, 0, 0, 0, 0, 0}); // an empty SETTINGS frame, as every HTTP/2 client sends
+      out.flush();
+      var answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+
+      if (!requestsReachTheRouter()) {
+        // Vert.x core's own answer, before any code of ours: no body, nothing logged either.
+        assertThat(answer).isEqualTo("HTTP/2.0 501 Not Implemented\r\ncontent-length: 0\r\n\r\n");
+        assertThat(errors(logs)).isEmpty();
+        return;
+      }
+      assertThat(answer.lines().findFirst()).contains("HTTP/2.0 505 HTTP Version Not Supported");
+      assertThat(answer.substring(answer.indexOf("\r\n\r\n") + 4))
+          .isEqualTo("{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"code\":505,\"message\":\"this server speaks HTTP/1.1 only (ALPN http/1.1),"
+              + " not HTTP/2 with prior knowledge; see docs/operations.md#failover\",\"reason\":\"HTTPVersionNotSupported\","
+              + "\"status\":\"Failure\"}");
+      assertThat(errors(logs)).isEmpty();
+    }
+  }
+
+  /** An HTTP/1.1 request without a Host header: 400 with a Status, nothing logged at ERROR. */
+  @Test
+  void aRequestWithoutHostIsABadRequestWithoutAnErrorLog() throws Exception {
+    try (var logs = LogCapture.of("", false); var socket = tlsSocket()) {
+      socket.setSoTimeout(10_000);
+      var out = socket.getOutputStream();
+      out.write("POST /mutate HTTP/1.1\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      var answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+
+      assertThat(answer.lines().findFirst()).contains("HTTP/1.1 400 Bad Request");
+      assertThat(answer.substring(answer.indexOf("\r\n\r\n") + 4))
+          .isEqualTo("{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"code\":400,\"message\":\"an HTTP/1.1 request needs a Host header\","
+              + "\"reason\":\"BadRequest\",\"status\":\"Failure\"}");
+      assertThat(errors(logs)).isEmpty();
+    }
+  }
+
+  /**
+   * Whether Vert.x hands every HTTP/1 request to the router, as in the app: Quarkus turns Vert.x'
+   * WebSocket handling off (vertx.disableWebsockets) before Vert.x' server class loads. In a test
+   * JVM where a fabric8 mock server (Vert.x) loaded that class first, Vert.x core answers a request
+   * of an unknown HTTP version itself.
+   */
+  private static boolean requestsReachTheRouter() throws Exception {
+    var disabled = Class.forName("io.vertx.core.http.impl.HttpServerImpl").getDeclaredField("DISABLE_WEBSOCKETS");
+    disabled.setAccessible(true);
+    return disabled.getBoolean(null);
+  }
+
+  private SSLSocket tlsSocket() throws Exception {
+    return (SSLSocket) TrustAnything.context().getSocketFactory().createSocket(base.getHost(), base.getPort());
+  }
+
+  /** ERROR records of the HTTP layers (Quarkus, Vert.x, Netty), as the console would print them. */
+  private static java.util.List<String> errors(LogCapture logs) {
+    return logs.records().stream()
+        .filter(r -> r.getLevel().intValue() >= java.util.logging.Level.SEVERE.intValue())
+        .filter(r -> r.getLoggerName() != null && r.getLoggerName().matches("io\\.(quarkus|vertx|netty)\\..*"))
+        .map(LogCapture::text)
+        .toList();
   }
 }

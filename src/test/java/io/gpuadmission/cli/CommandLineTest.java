@@ -185,8 +185,10 @@ class CommandLineTest {
     assertThat(run.stderr())
         .isEqualTo(
             """
-            gpu-admission: bad input: src/test/resources/cli/policy-configmap-invalid.yaml:12: policy is not valid: topology.allowedNamespaces[1]: "Team_A" is not a valid namespace name
-            gpu-admission: bad input: src/test/resources/cli/policy-configmap-invalid.yaml:14: policy is not valid: gpuModel.memoryTolerancePercent: 80 must be between 0 and 50
+            gpu-admission: bad input: src/test/resources/cli/policy-configmap-invalid.yaml:12: policy is not valid: topology.hostIpc: unknown key; known keys here: ackAnnotations, allowedNamespaces, dnsPolicy, hostIPC, hostNetwork, hostPID, jobLabel, onConflict, pool, replicaLabel, requireNVLink, resourceName, wholeGpuResource
+            gpu-admission: bad input: src/test/resources/cli/policy-configmap-invalid.yaml:13: policy is not valid: topology.allowedNamespaces[1]: "Team_A" is not a valid namespace name
+            gpu-admission: bad input: src/test/resources/cli/policy-configmap-invalid.yaml:15: policy is not valid: cpuPods.keepOffGpuNodes: expected true or false
+            gpu-admission: bad input: src/test/resources/cli/policy-configmap-invalid.yaml:17: policy is not valid: gpuModel.memoryTolerancePercent: 80 must be between 0 and 50
             """);
   }
 

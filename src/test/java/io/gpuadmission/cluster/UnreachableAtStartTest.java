@@ -13,6 +13,7 @@ import io.gpuadmission.support.Reviews;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.List;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.junit.jupiter.api.Test;
 
@@ -30,6 +31,23 @@ class UnreachableAtStartTest {
     var bytes = ReviewCodec.encode(webhook.mutation.review(ReviewCodec.decode(review.getBytes(StandardCharsets.UTF_8))));
     return KubernetesJson.mapper().readTree(bytes).path("response");
   }
+
+  private static JsonNode validated(Webhook webhook, String review) throws Exception {
+    var bytes = ReviewCodec.encode(webhook.validation.review(ReviewCodec.decode(review.getBytes(StandardCharsets.UTF_8))));
+    return KubernetesJson.mapper().readTree(bytes).path("response");
+  }
+
+  /** An MPIJob whose first template (the Launcher) asks no GPU; its Workers do. */
+  private static String gpuWorkload() {
+    return Reviews.create("u-mpijob", Fixtures.yamlTree(Fixtures.path("workloads/mpijob-launcher-cpu-only.yaml")));
+  }
+
+  private static final String TRY_AGAIN =
+      " once the gpu-admission pods are Ready (kubectl -n gpu-admission get pods),"
+          + " and if they stay unready check that they reach the API server (kubectl -n gpu-admission logs deploy/gpu-admission).";
+  private static final String NOT_READ =
+      "gpu-admission has not read the cluster's GPU policy yet: the policy ConfigMap "
+          + "gpu-admission/gpu-admission-policy has not been read from the API server yet (last attempt: ";
 
   private static String sharePod() {
     return Reviews.create("u-share", Fixtures.yamlTree(Fixtures.path("mutation/cgpu-test-pod-no-selector/pod.yaml")));
@@ -58,19 +76,40 @@ class UnreachableAtStartTest {
         var refused = answer(webhook, sharePod());
         assertThat(refused.path("allowed").asBoolean()).isFalse();
         assertThat(refused.path("patch").isMissingNode()).isTrue();
-        assertThat(refused.at("/status/code").asInt()).isEqualTo(403);
+        assertThat(refused.at("/status/code").asInt()).isEqualTo(503);
         assertThat(refused.at("/status/reason").asText()).isEqualTo("ServiceUnavailable");
         assertThat(refused.at("/status/message").asText())
-            .startsWith("gpu-admission has not read the cluster's GPU policy yet: the policy ConfigMap "
-                + "gpu-admission/gpu-admission-policy has not been read from the API server yet (last attempt: ")
+            .startsWith(NOT_READ)
             .endsWith(". GPU pods are refused until it has, rather than mutated by a policy that may not be the cluster's;"
-                + " create the pod again once the gpu-admission pods are Ready (kubectl -n gpu-admission get pods),"
-                + " and if they stay unready check that they reach the API server (kubectl -n gpu-admission logs deploy/gpu-admission).");
+                + " create the pod again" + TRY_AGAIN);
         var cpu = answer(webhook, cpuPod());
         assertThat(cpu.path("allowed").asBoolean()).isTrue();
         assertThat(cpu.path("patch").isMissingNode()).isTrue();
         assertThat(cpu.path("warnings").get(0).asText()).startsWith("gpu-admission has not read the cluster's GPU policy yet: ")
             .endsWith("; admitted unchanged");
+
+        // /validate refuses GPU objects the same way, a workload for any template that asks a GPU.
+        for (var subjectAndReview : List.of(List.of("Pod \"cgpu-test-0\": ", sharePod()), List.of("MPIJob \"horovod-resnet\": ", gpuWorkload()))) {
+          var subject = subjectAndReview.get(0);
+          var notJudged = validated(webhook, subjectAndReview.get(1));
+          assertThat(notJudged.path("allowed").asBoolean()).isFalse();
+          assertThat(notJudged.at("/status/code").asInt()).isEqualTo(503);
+          assertThat(notJudged.at("/status/reason").asText()).isEqualTo("ServiceUnavailable");
+          assertThat(notJudged.at("/status/message").asText())
+              .startsWith(subject + NOT_READ)
+              .endsWith(". GPU pods and workloads are refused until it has, rather than judged by a policy that may not be the"
+                  + " cluster's; create or apply it again" + TRY_AGAIN);
+        }
+        var cpuValidated = validated(webhook, cpuPod());
+        assertThat(cpuValidated.path("allowed").asBoolean()).isTrue();
+        assertThat(cpuValidated.path("warnings").get(0).asText()).startsWith("Pod \"batch-worker-0\": " + NOT_READ)
+            .endsWith("; admitted unjudged");
+        // The policy ConfigMap is judged all the same: it is how the policy gets mended.
+        var configMap = Fixtures.yamlTree(Fixtures.path("cli/policy-configmap-invalid.yaml"));
+        var invalidPolicy = validated(webhook, Reviews.create("u-policy", configMap));
+        assertThat(invalidPolicy.path("allowed").asBoolean()).isFalse();
+        assertThat(invalidPolicy.at("/status/code").asInt()).isEqualTo(403);
+        assertThat(invalidPolicy.at("/status/reason").asText()).isEqualTo("Invalid");
 
         apiServer.restart();
         await().atMost(WITHIN).until(webhook.firstSync::done);

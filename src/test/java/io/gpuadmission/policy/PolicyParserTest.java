@@ -89,4 +89,37 @@ class PolicyParserTest {
         .isInstanceOf(InvalidPolicyException.class)
         .hasMessage(message);
   }
+
+  @Test
+  void reportsEveryUnknownKeyAndBadValueOfTheDocumentInOneRun() {
+    var yaml =
+        """
+        topology:
+          hostIpc: true
+          onConflict: ignore
+          allowedNamespaces: [ml, {team: a}, Team_A]
+        cpuPods:
+          keepOffGpuNodes: maybe
+        allocator:
+          fgdWorkload:
+            declared:
+            - {gpuMemory: four, weight: 1}
+            - {gpuMem: 8, weight: 1}
+        gpuModel:
+          memoryTolerancePercent: 80
+        """;
+
+    assertThatThrownBy(() -> PolicyParser.parse(yaml))
+        .isInstanceOf(InvalidPolicyException.class)
+        .hasMessage(
+            """
+            line 2: topology.hostIpc: unknown key; known keys here: ackAnnotations, allowedNamespaces, dnsPolicy, hostIPC, hostNetwork, hostPID, jobLabel, onConflict, pool, replicaLabel, requireNVLink, resourceName, wholeGpuResource
+            line 3: topology.onConflict: "ignore" is not one of [refuse, skip]
+            line 4: topology.allowedNamespaces[1]: expected a string
+            line 4: topology.allowedNamespaces[2]: "Team_A" is not a valid namespace name
+            line 6: cpuPods.keepOffGpuNodes: expected true or false
+            line 10: allocator.fgdWorkload.declared[0].gpuMemory: expected a whole number
+            line 11: allocator.fgdWorkload.declared[1].gpuMem: unknown key; known keys here: cpu, gpuMemory, gpus, weight
+            line 13: gpuModel.memoryTolerancePercent: 80 must be between 0 and 50""");
+  }
 }
