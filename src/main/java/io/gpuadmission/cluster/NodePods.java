@@ -39,6 +39,8 @@ public final class NodePods implements AutoCloseable {
   /** Pod UID to the order in which this node's pods arrived (0: in the first list). */
   private final Map<String, Long> arrivals = new java.util.concurrent.ConcurrentHashMap<>();
   private final java.util.concurrent.atomic.AtomicLong arrived = new java.util.concurrent.atomic.AtomicLong();
+  /** Counts every pod added or changed; waiters on it are woken at each. */
+  private long changes;
 
   private NodePods(KubernetesClient client, SharedIndexInformer<Pod> informer) {
     this.client = client;
@@ -57,10 +59,13 @@ public final class NodePods implements AutoCloseable {
         // The kubelet watches the same pods with the same field selector: it admits what its first
         // list holds as one batch, then each pod as its watch brings it, in this same order.
         pods.arrivals.putIfAbsent(pod.getMetadata().getUid(), informer.hasSynced() ? pods.arrived.incrementAndGet() : 0L);
+        pods.changed();
       }
 
       @Override
-      public void onUpdate(Pod before, Pod pod) {}
+      public void onUpdate(Pod before, Pod pod) {
+        pods.changed();
+      }
 
       @Override
       public void onDelete(Pod pod, boolean unknownFinalState) {
@@ -74,6 +79,32 @@ public final class NodePods implements AutoCloseable {
   /** Every pod the API server shows on this node, as stripped for the agent. */
   public java.util.List<Pod> all() {
     return informer.getStore().list();
+  }
+
+  private synchronized void changed() {
+    changes++;
+    notifyAll();
+  }
+
+  /** How many times a pod was added or changed so far: what {@link #awaitChange} compares with. */
+  public synchronized long changes() {
+    return changes;
+  }
+
+  /**
+   * Waits until a pod is added or changed after {@code seen} was read from {@link #changes}, at most
+   * {@code timeout}; whether one was.
+   */
+  public synchronized boolean awaitChange(long seen, java.time.Duration timeout) throws InterruptedException {
+    var deadline = System.nanoTime() + timeout.toNanos();
+    while (changes == seen) {
+      var left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return false;
+      }
+      java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, left);
+    }
+    return true;
   }
 
   /** When the pod arrived on this node relative to the others: 0 for the first list, then 1, 2, ... */

@@ -32,7 +32,7 @@ public final class DevicePlugin implements AutoCloseable {
 
   /** Where and what to serve. */
   public record Settings(Path dir, List<String> resources, DevicePluginServer.Handover handover, Path driverGpus, Path pciDevices,
-      Optional<LinkMatrix> links, Set<String> wholeResources, Duration timeout) {
+      Optional<LinkMatrix> links, Set<String> wholeResources, Duration timeout, Duration cacheLag) {
     public Settings {
       if (resources.contains("nvidia.com/gpu")) {
         throw new IllegalArgumentException("the device plugin does not serve nvidia.com/gpu: NVIDIA's device plugin owns it; serve aliyun.com/gpu");
@@ -61,7 +61,7 @@ public final class DevicePlugin implements AutoCloseable {
     java.util.function.Supplier<LinkMatrix> links = () -> settings.links().filter(l -> l.size() >= devices.numaByIndex().length)
         .orElseGet(() -> LinkMatrix.pcieOnly(devices.numaByIndex()));
     for (var resource : settings.resources()) {
-      var handover = new GpuHandover(pods, node, devices, resource, settings.wholeResources(), links, recorder, writer);
+      var handover = new GpuHandover(pods, node, devices, resource, settings.wholeResources(), links, recorder, writer, settings.cacheLag());
       handovers.add(handover);
       servers.add(new DevicePluginServer(settings.dir(), resource, devices, handover, settings.handover(), settings.timeout()));
     }

@@ -35,6 +35,12 @@ import org.jboss.logging.Logger;
  */
 final class GpuHandover {
   private static final Logger LOG = Logger.getLogger(GpuHandover.class);
+  /**
+   * How long a container no bound choice fits waits for the agent's pod cache to catch up with the
+   * kubelet's (the kubelet sets no deadline on GetPreferredAllocation; a pod another scheduler
+   * bound pays this once per container).
+   */
+  static final java.time.Duration CACHE_LAG = java.time.Duration.ofSeconds(1);
 
   /** One pod's progress through the kubelet's admission: containers handed their GPUs, and those GPUs. */
   private record Progress(Set<String> done, Set<Integer> handed) {}
@@ -47,15 +53,18 @@ final class GpuHandover {
   private final Supplier<LinkMatrix> links;
   private final AllocationRecorder recorder;
   private final Executor writer;
+  private final java.time.Duration cacheLag;
   private final Map<String, Progress> progress = new HashMap<>();
   /** Pods handed all their GPUs (or that the kubelet lists as holding some): no longer candidates. */
   private final Set<String> assigned = new HashSet<>();
   /** GPU index to the key of the pod holding it. */
   private final Map<Integer, String> holders = new HashMap<>();
   private Optional<Match> answered = Optional.empty();
+  /** The GPUs the last {@link #boundChoice} could offer (the kubelet's, less those held). */
+  private Set<Integer> lastAvailable = Set.of();
 
   GpuHandover(NodePods pods, String node, PluginDevices devices, String resource, Set<String> wholeResources, Supplier<LinkMatrix> links,
-      AllocationRecorder recorder, Executor writer) {
+      AllocationRecorder recorder, Executor writer, java.time.Duration cacheLag) {
     this.pods = pods;
     this.node = node;
     this.devices = devices;
@@ -64,27 +73,56 @@ final class GpuHandover {
     this.links = links;
     this.recorder = recorder;
     this.writer = writer;
+    this.cacheLag = cacheLag;
   }
 
   /** GetPreferredAllocation: bind's part for the container being admitted, else the topology-best set. */
   synchronized List<String> preferred(List<String> availableIds, List<String> mustIncludeIds, int size) {
-    var live = livePods();
-    var available = indices(availableIds);
     var mustInclude = indices(mustIncludeIds);
-    // A GPU a live pod holds by this plugin's record is never offered to another, whatever the
-    // kubelet's list says (a kubelet that lost its checkpoint).
-    available.removeIf(g -> holders.containsKey(g) && live.containsKey(holders.get(g)) && !mustInclude.contains(g));
-    var match = AdmissionGuess.preferred(candidates(live.values()), available, mustInclude, size);
+    var available = indices(availableIds);
+    var match = boundChoice(available, mustInclude, size);
+    // The kubelet and this agent watch the node's pods apart: the pod being admitted may reach the
+    // kubelet before the agent's cache. Wait a moment for it rather than hand that pod GPUs bind
+    // did not choose; any change to the node's pods wakes the wait.
+    var deadline = System.nanoTime() + cacheLag.toNanos();
+    while (match.isEmpty()) {
+      var seen = pods.changes();
+      // Read again after taking the count, so a change between the two reads is not waited for.
+      match = boundChoice(available, mustInclude, size);
+      if (match.isPresent() || !awaitChange(seen, deadline)) {
+        break;
+      }
+    }
     answered = match;
     List<Integer> gpus;
     if (match.isPresent()) {
       gpus = match.get().gpus();
       LOG.debugf("preferring GPUs %s for %s container %s (bind's choice)", GpuAnnotations.join(gpus), match.get().key(), match.get().container());
     } else {
-      gpus = BestSet.of(links.get(), available, mustInclude, size);
+      gpus = BestSet.of(links.get(), lastAvailable, mustInclude, size);
       LOG.debugf("preferring GPUs %s for a container of %d GPUs that no bound choice fits", GpuAnnotations.join(gpus), size);
     }
     return uuids(gpus);
+  }
+
+  /** Bind's choice for the container being admitted, from the pod cache as it is now. */
+  private Optional<Match> boundChoice(Set<Integer> kubeletAvailable, Set<Integer> mustInclude, int size) {
+    var live = livePods();
+    var available = new LinkedHashSet<>(kubeletAvailable);
+    // A GPU a live pod holds by this plugin's record is never offered to another, whatever the
+    // kubelet's list says (a kubelet that lost its checkpoint).
+    available.removeIf(g -> holders.containsKey(g) && live.containsKey(holders.get(g)) && !mustInclude.contains(g));
+    lastAvailable = available;
+    return AdmissionGuess.preferred(candidates(live.values()), available, mustInclude, size);
+  }
+
+  private boolean awaitChange(long seen, long deadline) {
+    try {
+      return pods.awaitChange(seen, java.time.Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
   }
 
   /**

@@ -191,7 +191,7 @@ public final class NodeAgentMain implements AutoCloseable {
       }
     });
     return Optional.of(new DevicePlugin.Settings(plugin.dir(), plugin.resources(), plugin.handover(), config.nvidiaGpus(),
-        plugin.pciDevices(), links, new HashSet<>(config.resources()), config.callTimeout()));
+        plugin.pciDevices(), links, new HashSet<>(config.resources()), config.callTimeout(), GpuHandover.CACHE_LAG));
   }
 
   @Override

@@ -20,6 +20,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Map;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -84,9 +85,14 @@ class DevicePluginTest {
   }
 
   NodeAgent agent() {
+    return agent(Duration.ofMillis(200));
+  }
+
+  /** {@code cacheLag}: how long the plugin waits for its pod cache when no bound choice fits. */
+  NodeAgent agent(Duration cacheLag) {
     var whole = Set.of("nvidia.com/gpu", RESOURCE);
     var plugin = new DevicePlugin.Settings(dir.resolve("device-plugins"), List.of(RESOURCE), DevicePluginServer.Handover.ENV, driver,
-        dir.resolve("sys"), Optional.of(LinkMatrix.dgx1V100()), whole, Duration.ofSeconds(3));
+        dir.resolve("sys"), Optional.of(LinkMatrix.dgx1V100()), whole, Duration.ofSeconds(3), cacheLag);
     var agent = cluster.agent(podResourcesClient, DeviceIndex.fromDriver(driver, Clock.systemUTC()),
         new NodeAgent.Settings(NODE, whole, Duration.ofSeconds(5), Optional.of(plugin)));
     registered(agent, 1);
@@ -258,6 +264,24 @@ class DevicePluginTest {
   }
 
   @Test
+  void aPodTheKubeletAdmitsBeforeTheAgentsCacheHasItStillGetsBindsChoice() throws Exception {
+    var agent = agent(Duration.ofSeconds(4));
+    // GPUs 2 and 5 are not NVLinked (DGX-1): never the topology-best pair, only bind's choice.
+    var pod = new PodBuilder().withNewMetadata().withNamespace("ml-team-a").withName("late-worker")
+        .withAnnotations(Map.of("gpu-admission.io/gpu-indices", "2,5")).endMetadata()
+        .withNewSpec().withNodeName(NODE).withContainers(container("pytorch", 2)).endSpec()
+        .withNewStatus().withPhase("Pending").endStatus().build();
+    // The kubelet's watch brought the pod first: it asks while the agent's cache has no such pod.
+    var admission = java.util.concurrent.CompletableFuture.supplyAsync(() -> kubelet.admit(pod));
+    Thread.sleep(300);
+    admin.resource(pod).create();
+
+    admission.get(30, java.util.concurrent.TimeUnit.SECONDS);
+
+    assertThat(visible(pod, "pytorch")).isEqualTo(uuids(2, 5));
+  }
+
+  @Test
   void aPodNobodyBoundGetsTheAllocatorsTopologyBestSet() {
     var agent = agent();
     var taken = bound("bert-worker-0", List.of(), List.of(container("pytorch", 2)), "gpu-admission.io/gpu-indices", "0,3");
@@ -346,7 +370,7 @@ class DevicePluginTest {
   @Test
   void refusesToServeNvidiasResource() {
     assertThatThrownBy(() -> new DevicePlugin.Settings(dir.resolve("device-plugins"), List.of("nvidia.com/gpu"),
-        DevicePluginServer.Handover.ENV, driver, dir.resolve("sys"), Optional.empty(), Set.of("nvidia.com/gpu"), Duration.ofSeconds(3)))
+        DevicePluginServer.Handover.ENV, driver, dir.resolve("sys"), Optional.empty(), Set.of("nvidia.com/gpu"), Duration.ofSeconds(3), Duration.ofSeconds(1)))
         .hasMessage("the device plugin does not serve nvidia.com/gpu: NVIDIA's device plugin owns it; serve aliyun.com/gpu");
   }
 }

@@ -21,7 +21,7 @@ public final class FakeDeviceManagerAccess implements AutoCloseable {
 
   public DevicePlugin.Settings pluginSettings(Path driverGpus) {
     return new DevicePlugin.Settings(dir, List.of("aliyun.com/gpu"), DevicePluginServer.Handover.ENV, driverGpus, dir.resolve("no-sysfs"),
-        Optional.empty(), Set.of("aliyun.com/gpu"), Duration.ofSeconds(3));
+        Optional.empty(), Set.of("aliyun.com/gpu"), Duration.ofSeconds(3), Duration.ofSeconds(1));
   }
 
   /** Registrations the kubelet accepted, and the devices the plugin lists. */
