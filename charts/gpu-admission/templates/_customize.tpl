@@ -66,6 +66,10 @@ certificate from Secret gpu-admission-tls and manages none), with the values' CA
       {{- with $v.image.pullPolicy -}}{{- $_ := set $agent "imagePullPolicy" . -}}{{- end -}}
     {{- end -}}
     {{- with $v.imagePullSecrets -}}{{- $_ := set $o.spec.template.spec "imagePullSecrets" . -}}{{- end -}}
+    {{- with $v.nodeAgent.devicePlugin.serve -}}
+      {{- $agent := first $o.spec.template.spec.containers -}}
+      {{- $_ := set $agent "env" (append $agent.env (dict "name" "GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_SERVE" "value" .)) -}}
+    {{- end -}}
   {{- end -}}
   {{- if and (eq $o.kind "NetworkPolicy") (eq $o.metadata.name "gpu-admission") -}}
     {{- if not $v.networkPolicy.apiServerCIDRs -}}

@@ -33,6 +33,12 @@ variable names, allocator.topologies matrices and fgdWorkload asks, YAML aliases
 {{- if $errors -}}
   {{- fail (printf "policy: the webhook would refuse it (docs/policy.md):\n%s" (join "\n" $errors)) -}}
 {{- end -}}
+{{- if $root.Values.scheduler.enabled -}}
+  {{- $name := toString ((mergeOverwrite (deepCopy $schema) $policy).scheduling.schedulerName | default "") -}}
+  {{- if ne $name "gpu-scheduler" -}}
+    {{- fail (printf "policy: with scheduler.enabled, scheduling.schedulerName must be gpu-scheduler, the scheduler this chart installs (it is %q): otherwise no GPU pod reaches it" $name) -}}
+  {{- end -}}
+{{- end -}}
 {{- end -}}
 
 {{- /* Unknown keys and sections that are not mappings, section by section. */ -}}

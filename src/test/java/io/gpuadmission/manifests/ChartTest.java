@@ -86,6 +86,28 @@ class ChartTest {
   }
 
   @Test
+  void theSecondSchedulerNeedsAPolicyThatSendsGpuPodsToIt() throws Exception {
+    var none = Chart.templateResult(List.of("scheduler.enabled=true", "policy=allocator:\n  memoryShare: binpack\n"));
+    var other = Chart.templateResult(List.of("scheduler.enabled=true", "policy=scheduling:\n  schedulerName: volcano\n"));
+
+    assertThat(none.exit()).isNotZero();
+    assertThat(none.error()).contains("policy: with scheduler.enabled, scheduling.schedulerName must be gpu-scheduler, the scheduler this chart"
+        + " installs (it is \"\"): otherwise no GPU pod reaches it");
+    assertThat(other.error()).contains("(it is \"volcano\")");
+    assertThat(Chart.templateResult(List.of("scheduler.enabled=true", "policy=scheduling:\n  schedulerName: gpu-scheduler\n")).exit()).isZero();
+  }
+
+  @Test
+  void hookAndTestObjectsCarryTheCommonLabelsAndTheAgentItsServeValue() throws Exception {
+    var hooks = Overlays.objects(String.join("\n---\n", Chart.hooks(List.of("commonLabels.owner=gpu-team"))));
+    var objects = Overlays.objects(Chart.template(List.of("nodeAgent.enabled=true", "nodeAgent.devicePlugin.serve=never")));
+
+    assertThat(hooks).hasSize(9).allSatisfy(h -> assertThat(h.getMetadata().getLabels()).containsEntry("owner", "gpu-team"));
+    var agent = (io.fabric8.kubernetes.api.model.apps.DaemonSet) find(objects, "DaemonSet", "gpu-admission-node", "gpu-admission-node-agent");
+    assertThat(env(agent.getSpec().getTemplate().getSpec().getContainers().get(0), "GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_SERVE")).isEqualTo("never");
+  }
+
+  @Test
   void installsOnlyIntoNamespaceGpuAdmission() throws Exception {
     var result = Chart.run(List.of(Chart.helm(), "template", "x", Chart.DIR.toString(), "--namespace", "gpu"));
     assertThat(result.exit()).isNotZero();
