@@ -7,8 +7,11 @@ import java.util.List;
 
 /** The few AdmissionResponse shapes the webhook answers with. */
 public final class Responses {
-  /** Kubernetes truncates long messages in kubectl output; keep refusals readable. */
-  static final int MAX_MESSAGE = 1000;
+  /**
+   * A refusal longer than this is cut at the last line that fits (a policy with dozens of mistakes):
+   * it stays readable in kubectl's output, and says that it was cut.
+   */
+  static final int MAX_MESSAGE = 4000;
 
   private Responses() {}
 
@@ -51,11 +54,26 @@ public final class Responses {
     var status = new Status();
     status.setCode(code);
     status.setReason(reason);
-    status.setMessage(message.length() <= MAX_MESSAGE ? message : message.substring(0, MAX_MESSAGE - 3) + "...");
+    status.setMessage(shortened(message));
     response.setStatus(status);
     if (!warnings.isEmpty()) {
       response.setWarnings(List.copyOf(warnings));
     }
     return response;
+  }
+
+  /** {@code message}, or as much of it as fits in whole lines, then how much was left out. */
+  static String shortened(String message) {
+    if (message.length() <= MAX_MESSAGE) {
+      return message;
+    }
+    var room = MAX_MESSAGE - 80;
+    var cut = message.lastIndexOf('\n', room);
+    if (cut <= 0) {
+      cut = room;
+    }
+    var left = message.substring(cut).strip();
+    var lines = left.isEmpty() ? 0 : left.split("\n").length;
+    return message.substring(0, cut) + "\n... cut here: " + lines + " more line(s), " + left.length() + " more characters";
   }
 }

@@ -260,11 +260,16 @@ public class PlacementWiring {
     }
   }
 
+  /**
+   * The host name and this process' id: two replicas started on one machine (the README's way, each
+   * on its own port) must not share an identity, or both would hold the one Lease.
+   */
   private static String hostName() {
+    var pid = ProcessHandle.current().pid();
     try {
-      return java.net.InetAddress.getLocalHost().getHostName();
+      return java.net.InetAddress.getLocalHost().getHostName() + "-" + pid;
     } catch (java.net.UnknownHostException e) {
-      return "gpu-admission-" + ProcessHandle.current().pid();
+      return "gpu-admission-" + pid;
     }
   }
 }

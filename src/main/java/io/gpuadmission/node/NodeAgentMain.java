@@ -73,7 +73,7 @@ public final class NodeAgentMain implements AutoCloseable {
     } catch (RuntimeException e) {
       // A setting, or the API server not answering the start's one read (its own Node): one line;
       // the DaemonSet restarts the pod. The trace, for what no setting explains, at DEBUG.
-      LOG.error("node agent not started: " + e.getMessage());
+      LOG.error("node agent not started: " + reason(e));
       LOG.debug("node agent start failed", e);
       System.exit(1);
       return;
@@ -200,5 +200,18 @@ public final class NodeAgentMain implements AutoCloseable {
     agent.close();
     kubelet.close();
     client.close();
+  }
+
+  /** The failure and, where it differs, its root cause (fabric8 names the request, not why it failed: "Connection refused"). */
+  static String reason(Throwable e) {
+    var root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    var message = String.valueOf(e.getMessage()).replaceAll("\\s+in namespace: \\[null]", "").replaceAll("\\s+", " ").strip();
+    if (root == e || root.getMessage() == null || message.contains(root.getMessage())) {
+      return message;
+    }
+    return (message.endsWith(".") ? message.substring(0, message.length() - 1) : message) + ": " + root.getMessage();
   }
 }

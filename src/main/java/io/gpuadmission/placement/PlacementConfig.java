@@ -52,6 +52,6 @@ public interface PlacementConfig {
   @WithDefault("2s")
   Duration retryPeriod();
 
-  /** This replica's name in the Lease; defaults to POD_NAME, else the host name. */
+  /** This replica's name in the Lease; defaults to POD_NAME, else the host name and process id. */
   Optional<String> identity();
 }

@@ -21,6 +21,17 @@ class NodeAgentMainTest {
   }
 
   @Test
+  void aFailedStartSaysWhyNotOnlyWhichRequestFailed() {
+    var refused = new io.fabric8.kubernetes.client.KubernetesClientException(
+        "Operation: [get]  for kind: [Node]  with name: [gpu-7]  in namespace: [null]  failed.",
+        new java.io.IOException("Failed to connect to /127.0.0.1:8729", new java.net.ConnectException("Connection refused")));
+
+    org.assertj.core.api.Assertions.assertThat(NodeAgentMain.reason(refused))
+        .isEqualTo("Operation: [get] for kind: [Node] with name: [gpu-7] failed: Connection refused");
+    org.assertj.core.api.Assertions.assertThat(NodeAgentMain.reason(new IllegalStateException("no node name"))).isEqualTo("no node name");
+  }
+
+  @Test
   void theDefaultsAreTheConfigMappings() {
     var config = read(Map.of());
 
