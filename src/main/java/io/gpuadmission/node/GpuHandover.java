@@ -80,19 +80,17 @@ final class GpuHandover {
   synchronized List<String> preferred(List<String> availableIds, List<String> mustIncludeIds, int size) {
     var mustInclude = indices(mustIncludeIds);
     var available = indices(availableIds);
-    var match = boundChoice(available, mustInclude, size);
     // The kubelet and this agent watch the node's pods apart: the pod being admitted may reach the
     // kubelet before the agent's cache. Wait a moment for it rather than hand that pod GPUs bind
-    // did not choose; any change to the node's pods wakes the wait.
+    // did not choose; any change to the node's pods wakes the wait. The count is taken before the
+    // cache is read, so a change between the two is not waited for.
     var deadline = System.nanoTime() + cacheLag.toNanos();
-    while (match.isEmpty()) {
-      var seen = pods.changes();
-      // Read again after taking the count, so a change between the two reads is not waited for.
+    Optional<Match> match;
+    long seen;
+    do {
+      seen = pods.changes();
       match = boundChoice(available, mustInclude, size);
-      if (match.isPresent() || !awaitChange(seen, deadline)) {
-        break;
-      }
-    }
+    } while (match.isEmpty() && awaitChange(seen, deadline));
     answered = match;
     List<Integer> gpus;
     if (match.isPresent()) {
