@@ -16,9 +16,13 @@ import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.MemberPlan;
+import io.gpuadmission.placement.NodeEligibility;
+import io.gpuadmission.placement.Nominations;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PlacementDecider.Choice;
+import io.gpuadmission.placement.TargetWorkload;
 import io.gpuadmission.policy.GpuPolicy;
+import io.gpuadmission.preemption.PodFacts;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -37,7 +41,8 @@ import java.util.TreeMap;
  * {@link LedgerFeed}; complete gangs planned whole by the leader's {@link GangPlanning} and held
  * in the ledger as the leader holds them; each pod then through kube-scheduler's node selection
  * ({@link NodeConstraints}: nodeSelector, required node affinity, taints, cordon), the extender's
- * filter ({@link GangGate} for gang members, else {@link PlacementDecider#filter}), the node it
+ * filter ({@link GangGate} for gang members, else {@link PlacementDecider#filter} with the pod's
+ * {@link NodeEligibility}, which also counts each node's allocatable GPU resources), the node it
  * ranks first, and bind's choice of GPUs, which the next pod then finds taken. Pods already
  * pending in the cluster go first (they are older), then the new ones in input order. CPU,
  * memory, pod affinity and other pods' ports are kube-scheduler's own business and not modelled.
@@ -85,7 +90,10 @@ final class Placer {
     this.clock = clock;
     this.gangs = new GangRegistry(() -> policy);
     this.feed = new LedgerFeed(ledger, () -> policy).alsoTell(gangs::current, gangs::gone);
-    this.decider = new PlacementDecider(ledger, () -> policy);
+    var byName = new HashMap<String, Node>();
+    cluster.nodeObjects().forEach(n -> byName.put(n.getMetadata().getName(), n));
+    // The node informer's part: the extender judges eligibility on the Node objects it has.
+    this.decider = new PlacementDecider(ledger, () -> policy, () -> TargetWorkload.NONE, name -> Optional.ofNullable(byName.get(name)));
     this.planning = new GangPlanning(decider, ledger, cluster::nodeObjects, gangs);
     this.gate = new GangGate(gangs, planning, () -> policy, gangPlanTimeout);
   }
@@ -187,7 +195,9 @@ final class Placer {
         candidates.add(node.getMetadata().getName());
       }
     }
-    var filtered = decider.filter(ask, candidates);
+    // The extender's filter, as ExtenderService calls it: node selection and allocatable GPU resources again, then the GPUs.
+    var eligibility = NodeEligibility.of(pod, policy);
+    var filtered = decider.filter(ask, eligibility, candidates, Nominations.NONE, PodFacts.priority(pod), meta.getUid() == null ? "" : meta.getUid());
     reasons.putAll(filtered.failed());
     reasons.putAll(filtered.unresolvable());
     var best = decider.best(ask, filtered.passed());
@@ -195,7 +205,7 @@ final class Placer {
       var why = names.isEmpty() ? "no nodes in the cluster given" : "no node can take it";
       return new Answer(meta.getNamespace(), meta.getName(), source, ask.toString(), gang, Optional.empty(), List.of(), 0, why, reasons);
     }
-    var choice = decider.choose(ask, best.get());
+    var choice = decider.choose(ask, eligibility, best.get(), List.of());
     if (choice instanceof Choice.Refused refused) {
       reasons.put(best.get(), refused.reason());
       return new Answer(meta.getNamespace(), meta.getName(), source, ask.toString(), gang, Optional.empty(), List.of(), 0, refused.reason(), reasons);

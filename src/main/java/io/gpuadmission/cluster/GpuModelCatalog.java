@@ -26,6 +26,24 @@ public record GpuModelCatalog(Map<String, Long> smallestMemoryMiB) {
     return new GpuModelCatalog(smallest);
   }
 
+  /**
+   * A minimum GPU memory as the annotation {@code gpu-admission.io/min-gpu-memory} writes it
+   * ({@code 16Gi}), in MiB rounded up; empty when it is not a quantity.
+   */
+  public static java.util.OptionalLong minimumMiB(String quantity) {
+    try {
+      var bytes = io.fabric8.kubernetes.api.model.Quantity.getAmountInBytes(new io.fabric8.kubernetes.api.model.Quantity(quantity));
+      return java.util.OptionalLong.of(bytes.divide(java.math.BigDecimal.valueOf(1024L * 1024L), 0, java.math.RoundingMode.CEILING).longValueExact());
+    } catch (IllegalArgumentException | ArithmeticException notAQuantity) {
+      return java.util.OptionalLong.empty();
+    }
+  }
+
+  /** The model with the most memory per GPU (its smallest node's), if any. */
+  public java.util.Optional<Map.Entry<String, Long>> largest() {
+    return smallestMemoryMiB.entrySet().stream().max(Map.Entry.comparingByValue());
+  }
+
   public boolean isEmpty() {
     return smallestMemoryMiB.isEmpty();
   }

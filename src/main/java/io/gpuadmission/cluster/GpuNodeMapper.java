@@ -34,7 +34,26 @@ public final class GpuNodeMapper {
         memory,
         count,
         Optional.ofNullable(labels.get(keys.pool())),
-        Optional.ofNullable(labels.get(keys.placement())));
+        Optional.ofNullable(labels.get(keys.placement())),
+        allocatable(node));
+  }
+
+  /** The extended resources of {@code status.allocatable} (device plugins' resources), rounded down to whole units. */
+  private static Map<String, Long> allocatable(Node node) {
+    if (node.getStatus() == null || node.getStatus().getAllocatable() == null) {
+      return Map.of();
+    }
+    var out = new java.util.HashMap<String, Long>();
+    node.getStatus().getAllocatable().forEach((name, quantity) -> {
+      if (name.indexOf('/') > 0 && !name.startsWith("hugepages-") && quantity != null) {
+        try {
+          out.put(name, quantity.getNumericalAmount().setScale(0, java.math.RoundingMode.FLOOR).longValue());
+        } catch (ArithmeticException | IllegalArgumentException notANumber) {
+          // A quantity the kubelet never writes: the resource stays not known.
+        }
+      }
+    });
+    return out;
   }
 
   /** Reads {@code 12209MiB} (ACK), {@code 16160} (GFD: MiB) or {@code 16GiB}. */

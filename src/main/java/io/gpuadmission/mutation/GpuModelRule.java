@@ -1,12 +1,12 @@
 package io.gpuadmission.mutation;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.Quantity;
+import io.gpuadmission.cluster.GpuModelCatalog;
 import io.gpuadmission.pod.NodeAffinityEditor;
 import io.gpuadmission.pod.PodResources;
 import io.gpuadmission.pod.PodSelectors;
 import io.gpuadmission.policy.KubernetesNames;
-import java.math.BigDecimal;
+import java.util.List;
 
 /**
  * Pins a whole-GPU pod to a GPU model: the model it names in an annotation, else its namespace's
@@ -16,7 +16,6 @@ import java.math.BigDecimal;
  */
 public final class GpuModelRule implements PodMutationRule {
   public static final String NAME = "gpu-model";
-  private static final BigDecimal MIB = BigDecimal.valueOf(1024L * 1024L);
 
   @Override
   public String name() {
@@ -35,9 +34,9 @@ public final class GpuModelRule implements PodMutationRule {
     var asked = annotations == null ? null : annotations.get(policy.gpuModel().modelAnnotation());
     var model = asked != null ? asked : policy.gpuModel().namespaceDefaults().get(context.namespace());
     if (PodSelectors.selectsByLabel(pod, modelLabel)) {
-      var chosen = PodSelectors.nodeSelectorValue(pod, modelLabel);
-      if (asked != null && chosen.isPresent() && !chosen.get().equals(normalise(asked))) {
-        report.note("kept nodeSelector " + modelLabel + "=" + chosen.get() + " although the pod asks for GPU model " + asked);
+      if (model != null) {
+        keptUsersChoice(pod, modelLabel, model, asked != null ? "the pod asks for GPU model " + asked
+            : "namespace " + context.namespace() + "'s default GPU model is " + model, report);
       }
       return;
     }
@@ -48,6 +47,27 @@ public final class GpuModelRule implements PodMutationRule {
     var minimum = annotations == null ? null : annotations.get(policy.gpuModel().minMemoryAnnotation());
     if (minimum != null) {
       restrictByMemory(pod, context, modelLabel, minimum, report);
+    }
+  }
+
+  /**
+   * The pod chose models itself (nodeSelector or required affinity on the model label) and keeps
+   * its choice: a warning when it is not exactly the model the policy would pin.
+   */
+  private static void keptUsersChoice(Pod pod, String modelLabel, String model, String why, MutationReport report) {
+    var value = normalise(model);
+    var chosen = PodSelectors.nodeSelectorValue(pod, modelLabel);
+    if (chosen.isPresent()) {
+      if (!chosen.get().equals(value)) {
+        report.note("kept nodeSelector " + modelLabel + "=" + chosen.get() + " although " + why);
+      }
+      return;
+    }
+    var onlyThatModel = NodeAffinityEditor.requiredTerms(pod).stream().allMatch(term -> term != null && term.getMatchExpressions() != null
+        && term.getMatchExpressions().stream().anyMatch(e -> e != null && modelLabel.equals(e.getKey()) && "In".equals(e.getOperator())
+            && List.of(value).equals(e.getValues())));
+    if (!onlyThatModel) {
+      report.note("kept the pod's own node affinity on " + modelLabel + " although " + why);
     }
   }
 
@@ -63,14 +83,12 @@ public final class GpuModelRule implements PodMutationRule {
 
   private static void restrictByMemory(
       Pod pod, MutationContext context, String modelLabel, String minimum, MutationReport report) {
-    BigDecimal bytes;
-    try {
-      bytes = Quantity.getAmountInBytes(new Quantity(minimum));
-    } catch (IllegalArgumentException | ArithmeticException notAQuantity) {
+    var parsed = GpuModelCatalog.minimumMiB(minimum);
+    if (parsed.isEmpty()) {
       report.note("min-gpu-memory \"" + minimum + "\" is not a quantity such as 16Gi; ignored");
       return;
     }
-    var minimumMiB = bytes.divide(MIB, 0, java.math.RoundingMode.CEILING).longValueExact();
+    var minimumMiB = parsed.getAsLong();
     var models = context.models().modelsWithAtLeast(minimumMiB, context.policy().gpuModel().memoryTolerancePercent());
     if (models.isEmpty()) {
       report.note(

@@ -34,6 +34,11 @@ public final class PodSelectors {
         pod, e -> e.getKey() != null && key.test(e.getKey()) && ATTRACTING.contains(e.getOperator()));
   }
 
+  /** True for an expression that draws a pod towards nodes carrying its label (In, Exists, Gt, Lt). */
+  public static boolean attracts(io.fabric8.kubernetes.api.model.NodeSelectorRequirement expression) {
+    return ATTRACTING.contains(expression.getOperator());
+  }
+
   /** Adds {@code key=value} to the nodeSelector, keeping the user's entries first. */
   public static void putNodeSelector(Pod pod, String key, String value) {
     var spec = pod.getSpec();

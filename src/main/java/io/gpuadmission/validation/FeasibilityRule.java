@@ -1,8 +1,10 @@
 package io.gpuadmission.validation;
 
+import io.gpuadmission.cluster.GpuModelCatalog;
 import io.gpuadmission.cluster.GpuNode;
 import io.gpuadmission.pod.PodResources;
 import io.gpuadmission.pod.PodSelectors;
+import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.FeasibilityPolicy.OnInfeasible;
 import java.math.BigDecimal;
 import java.util.ArrayList;
@@ -13,10 +15,12 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * Refuses what no known node can take: more whole GPUs than any node of the target pool has, more
- * GPU memory than one GPU of the pool has (gpushare places a pod on one GPU), a GPU model no node
- * has, or a share placement ({@code ack.node.gpu.placement}) no node of the pool carries. The pod's
- * ask is its effective request (init containers included). Policy {@code feasibility.onInfeasible:
+ * Refuses what no known node can take: more whole GPUs of a resource than any node of the target
+ * pool offers (the pool a resource targets: nodes whose allocatable lists it, or whose pool label
+ * serves it where allocatable does not say), more GPU memory than one GPU of the pool has (gpushare
+ * places a pod on one GPU), a GPU model no node has, a minimum GPU memory no model has, or a share
+ * placement ({@code ack.node.gpu.placement}) no node of the pool carries. The pod's ask is its
+ * effective request (init containers included). Policy {@code feasibility.onInfeasible:
  * warn} admits such pods with the same words as a warning. Without known GPU nodes, or none in the
  * pod's pool (an autoscaled pool at zero), it cannot tell, and only warns.
  */
@@ -29,8 +33,7 @@ public final class FeasibilityRule implements PodRule {
   public void check(PodSubject s, ValidationResult result) {
     var policy = s.policy();
     var pod = s.pod();
-    var whole =
-        PodResources.effective(pod, policy.topology().resourceName()).add(PodResources.effective(pod, policy.topology().wholeGpuResource()));
+    var whole = wholeResources(policy).stream().map(r -> PodResources.effective(pod, r)).reduce(BigDecimal.ZERO, BigDecimal::add);
     var share = PodResources.effective(pod, policy.sharedMemory().resourceName());
     var model = PodSelectors.nodeSelectorValue(pod, policy.nodeLabels().model());
     if (whole.signum() == 0 && share.signum() == 0 && model.isEmpty()) {
@@ -53,6 +56,9 @@ public final class FeasibilityRule implements PodRule {
               + "); use one of those");
       return;
     }
+    if (whole.signum() > 0 && !minimumMemoryFits(s, result, gpuNodes)) {
+      return;
+    }
     var pool = PodSelectors.nodeSelectorValue(pod, policy.nodeLabels().pool());
     var candidates =
         gpuNodes.stream()
@@ -69,16 +75,11 @@ public final class FeasibilityRule implements PodRule {
       infeasible(s, result, "spec.nodeSelector." + policy.nodeLabels().placement(), placementMessage(s, placement.get(), pool, where, candidates));
       return;
     }
-    if (whole.signum() > 0) {
-      var biggest = candidates.stream().max(Comparator.comparingInt(GpuNode::gpuCount)).get();
-      if (whole.compareTo(BigDecimal.valueOf(biggest.gpuCount())) > 0) {
-        infeasible(
-            s,
-            result,
-            "spec.containers.resources",
-            s.prefix() + "asks " + whole.toPlainString() + " whole GPUs but the largest node in " + where + " has "
-                + biggest.gpuCount() + " (" + biggest.name() + "); ask for at most " + biggest.gpuCount()
-                + " per pod and spread the job over more pods");
+    // A pod asking a share and whole GPUs is mixed-gpu-resources' refusal: no pool offers both.
+    for (var resource : share.signum() > 0 ? List.<String>of() : wholeResources(policy)) {
+      var asked = PodResources.effective(pod, resource);
+      if (asked.signum() > 0 && !wholeGpusFit(s, result, resource, asked, gpuNodes, candidates, where)) {
+        return;
       }
     }
     if (share.signum() > 0) {
@@ -97,6 +98,114 @@ public final class FeasibilityRule implements PodRule {
         }
       }
     }
+  }
+
+  /**
+   * A whole-GPU pod's {@code gpu-admission.io/min-gpu-memory} that no GPU model of the cluster has
+   * (the mutation could pin it to no model and left it unpinned): refused like a model no node has.
+   * A pod that selects models itself, or a value that is no quantity, is not judged here.
+   */
+  private static boolean minimumMemoryFits(PodSubject s, ValidationResult result, List<GpuNode> gpuNodes) {
+    var policy = s.policy();
+    var pod = s.pod();
+    var annotations = pod.getMetadata() == null ? null : pod.getMetadata().getAnnotations();
+    var annotation = policy.gpuModel().minMemoryAnnotation();
+    var minimum = annotations == null ? null : annotations.get(annotation);
+    if (minimum == null || PodSelectors.selectsByLabel(pod, policy.nodeLabels().model())) {
+      return true;
+    }
+    var mib = GpuModelCatalog.minimumMiB(minimum);
+    var catalog = GpuModelCatalog.of(gpuNodes);
+    if (mib.isEmpty() || catalog.isEmpty() || !catalog.modelsWithAtLeast(mib.getAsLong(), policy.gpuModel().memoryTolerancePercent()).isEmpty()) {
+      return true;
+    }
+    var largest = catalog.largest().get();
+    infeasible(
+        s,
+        result,
+        "metadata.annotations." + annotation,
+        s.prefix() + "asks " + annotation + " " + minimum + " but no GPU model in the cluster has that much per GPU (the most: "
+            + largest.getKey() + ", " + largest.getValue() + "MiB); lower it or remove the annotation");
+    return false;
+  }
+
+  /** The whole-GPU resources: the topology pool's ({@code aliyun.com/gpu}) and the others' ({@code nvidia.com/gpu}). */
+  private static List<String> wholeResources(GpuPolicy policy) {
+    var topology = policy.topology();
+    return topology.resourceName().equals(topology.wholeGpuResource())
+        ? List.of(topology.resourceName())
+        : List.of(topology.resourceName(), topology.wholeGpuResource());
+  }
+
+  /**
+   * Whether {@code asked} whole GPUs of {@code resource} fit a node of {@code candidates} (the
+   * pod's pool and model) that offers that resource; refuses (or warns) when not. No GPU node of
+   * the cluster offering the resource at all is a pool at zero: a warning only.
+   */
+  private static boolean wholeGpusFit(
+      PodSubject s, ValidationResult result, String resource, BigDecimal asked, List<GpuNode> gpuNodes, List<GpuNode> candidates, String where) {
+    var policy = s.policy();
+    var offering = candidates.stream().filter(n -> offered(n, resource, policy) > 0).toList();
+    if (offering.isEmpty()) {
+      var elsewhere = gpuNodes.stream().filter(n -> offered(n, resource, policy) > 0).toList();
+      if (elsewhere.isEmpty()) {
+        result.warn("gpu-admission: no GPU node known that offers " + resource + "; the pod waits until one joins");
+      } else {
+        infeasible(
+            s,
+            result,
+            "spec.containers.resources",
+            s.prefix() + "asks " + asked.toPlainString() + " " + resource + " but no node in " + where + " offers " + resource
+                + " (nodes offering it: " + describe(elsewhere) + "); select such nodes (another GPU model or pool), or ask for the GPU"
+                + " resource the selected nodes offer");
+      }
+      return false;
+    }
+    var biggest = offering.stream().max(Comparator.comparingLong(n -> offered(n, resource, policy))).get();
+    var most = offered(biggest, resource, policy);
+    if (asked.compareTo(BigDecimal.valueOf(most)) > 0) {
+      infeasible(
+          s,
+          result,
+          "spec.containers.resources",
+          s.prefix() + "asks " + asked.toPlainString() + " whole GPUs (" + resource + ") but the largest node offering " + resource + " in "
+              + where + " has " + most + " (" + biggest.name() + "); ask for at most " + most + " per pod and spread the job over more pods");
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * How many whole GPUs of {@code resource} a node offers: its {@code status.allocatable} where it
+   * lists the resource (ACK lists the other scheduling modes' resources at 0); else what its pool
+   * label says: the topology pool serves the topology resource, a share pool no whole GPU, any other
+   * pool (or none) its GPUs. A node whose allocatable is not known so never refuses a pod that its
+   * pool could take.
+   */
+  static long offered(GpuNode node, String resource, GpuPolicy policy) {
+    var listed = node.allocatable().get(resource);
+    if (listed != null) {
+      return listed;
+    }
+    var pool = node.pool().orElse("");
+    var shares = policy.sharedMemory();
+    if (pool.equals(shares.isolatedPool()) || pool.equals(shares.selfLimitedPool())) {
+      return 0;
+    }
+    if (pool.equals(policy.topology().pool())) {
+      return resource.equals(policy.topology().resourceName()) ? node.gpuCount() : 0;
+    }
+    return node.gpuCount();
+  }
+
+  /** {@code pool "default", model Tesla-T4}: where nodes are, by pool label and GPU model. */
+  private static String describe(List<GpuNode> nodes) {
+    var pools = new TreeSet<String>();
+    nodes.forEach(n -> pools.add(n.pool().map(p -> "\"" + p + "\"").orElse("none")));
+    var models = new TreeSet<String>();
+    nodes.forEach(n -> n.model().ifPresent(models::add));
+    return (pools.size() == 1 ? "pool " : "pools ") + String.join(", ", pools)
+        + (models.isEmpty() ? "" : (models.size() == 1 ? "; model " : "; models ") + String.join(", ", models));
   }
 
   /** A refusal, or under policy {@code feasibility.onInfeasible: warn} the same words as a warning. */

@@ -30,7 +30,8 @@ class MutateEndpointTest {
         "pod-topology-worker-update",
         "deployment-tf-notebook",
         "pod-gpu-unjudgeable",
-        "pod-cpu-unjudgeable"
+        "pod-cpu-unjudgeable",
+        "pod-cpu-gpu-model-selector"
       })
   void answersReviewWithExpectedResponse(String name) {
     var body =

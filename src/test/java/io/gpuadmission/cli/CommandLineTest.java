@@ -47,6 +47,10 @@ class CommandLineTest {
         // The admitted objects as they would be stored; the refused one as a comment.
         "explain-yaml              | 1 | explain -o yaml -f " + R + "mutation/pytorch-dist-nccl-worker/pod.yaml -f " + R
             + "workloads/pytorchjob-consistent.yaml -f " + R + "workloads/pytorchjob-worker-2-gpus.yaml",
+        // Whole GPUs judged by the nodes offering the resource asked (status.allocatable): seed 000's notebook on the
+        // share pool's Tesla-M40, 3 nvidia.com/gpu where default-t4 has 2, a V100 whose nodes all serve shares or topology.
+        "explain-allocatable       | 1 | explain -f " + R + "cli/seed000-tf-notebook.yaml -f " + R + "validation/pod-nvidia-gpus-3.yaml -f " + R
+            + "validation/pod-v100-nvidia-gpu.yaml -f " + R + "cluster/gang-master.yaml --cluster " + R + "cli/cluster-allocatable.yaml",
         // The README's gpushare example with five replicas: four fit on cgpu-v100-a, the fifth nowhere.
         "place-shares              | 1 | place --cluster " + R + "cluster/nodes.yaml --cluster " + R + "extender/bound-pods.yaml -f " + R + "cli/cgpu-deployment.yaml",
         "place-shares-json         | 1 | place -o json --cluster " + R + "cluster/nodes.yaml --cluster " + R + "extender/bound-pods.yaml -f " + R + "cli/cgpu-deployment.yaml",
@@ -56,6 +60,8 @@ class CommandLineTest {
             + "workloads/pytorchjob-consistent.yaml -f " + R + "workloads/pytorchjob-worker-2-gpus.yaml",
         // Why is it Pending: the cluster's own pending member, one of four.
         "place-pending             | 1 | place --policy " + R + "gang/policy.yaml --cluster " + R + "gang/nodes.yaml --cluster " + R + "gang/bert-worker.yaml",
+        // Why is it Pending on ACK: only nodes whose allocatable offers the resource asked (the extender's own eligibility).
+        "place-allocatable         | 1 | place --cluster " + R + "cli/cluster-allocatable.yaml --cluster " + R + "cli/pending-whole-gpus.yaml",
         "place-no-room             | 1 | place --policy " + R + "gang/policy.yaml --cluster " + R + "gang/nodes.yaml -f " + R + "cli/statefulset-topology-4x8.yaml",
         // Unhealthy GPUs (kube-system ConfigMap), NVLink pairs on a DGX-1, binpack of a share.
         "place-placement-fixtures  | 0 | place --policy " + R + "placement/policy-dgx1.yaml --cluster " + R + "placement/nodes.yaml --cluster " + R

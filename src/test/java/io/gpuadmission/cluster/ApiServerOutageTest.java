@@ -45,7 +45,9 @@ class ApiServerOutageTest {
   /** A pod asking 16 whole GPUs: whether it fits depends on the nodes in the cache. */
   private static String sixteenGpuPod() {
     var pod = (com.fasterxml.jackson.databind.node.ObjectNode) Fixtures.yamlTree(Fixtures.path("cel/pod-gpu-limits-only.yaml"));
-    ((com.fasterxml.jackson.databind.node.ObjectNode) pod.at("/spec/containers/0/resources/limits")).put("nvidia.com/gpu", "16");
+    var limits = (com.fasterxml.jackson.databind.node.ObjectNode) pod.at("/spec/containers/0/resources/limits");
+    limits.remove("nvidia.com/gpu");
+    limits.put("aliyun.com/gpu", "16"); // the topology pool's resource: the fixture cluster's largest node offering it has 8
     return Reviews.of("u-sixteen", "CREATE", pod, true);
   }
 
@@ -98,7 +100,7 @@ class ApiServerOutageTest {
       var mutated = answer(webhook.mutation::review, notebook());
       var validated = answer(webhook.validation::review, sixteenGpuPod());
       assertThat(pinnedModel(mutated)).contains("\"aliyun.accelerator/nvidia_name\":\"Tesla-M40\"");
-      assertThat(validated).contains("\"allowed\":false").contains("whole GPUs but the largest node in");
+      assertThat(validated).contains("\"allowed\":false").contains("asks 16 whole GPUs (aliyun.com/gpu) but the largest node offering aliyun.com/gpu in the cluster has 8");
 
       apiServer.stop();
       // Lost once the informers have been without a watch for the grace (one check a second).

@@ -130,7 +130,8 @@ class ClusterAdmissionTest {
 
     assertThat(message(validate(Reviews.create("u-16", p))))
         .isEqualTo(
-            "Pod \"pytorch-dist-nccl-master-0\": asks 16 whole GPUs but the largest node in pool \"topology\" has 8"
+            "Pod \"pytorch-dist-nccl-master-0\": asks 16 whole GPUs (aliyun.com/gpu) but the largest node offering aliyun.com/gpu in pool"
+                + " \"topology\" has 8"
                 + " (cn-beijing.i-topo-v100-a); ask for at most 8 per pod and spread the job over more pods");
   }
 
@@ -147,8 +148,8 @@ class ClusterAdmissionTest {
     assertThat(message(validate(Reviews.update("u-upd-2", before, relabelled))))
         .isEqualTo(
             "Pod \"pytorch-dist-nccl-master-0\": (1) label gpu-topology-replica is \"0\"; it must be a positive integer"
-                + " (the total number of pods of the job), or \"true\" as Arena writes it; (2) asks 16 whole GPUs but the"
-                + " largest node in pool \"topology\" has 8 (cn-beijing.i-topo-v100-a); ask for at most 8 per pod and spread"
+                + " (the total number of pods of the job), or \"true\" as Arena writes it; (2) asks 16 whole GPUs (aliyun.com/gpu) but the"
+                + " largest node offering aliyun.com/gpu in pool \"topology\" has 8 (cn-beijing.i-topo-v100-a); ask for at most 8 per pod and spread"
                 + " the job over more pods");
   }
 

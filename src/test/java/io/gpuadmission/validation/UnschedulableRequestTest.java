@@ -48,7 +48,14 @@ class UnschedulableRequestTest {
 
   /** The fixture cluster's nodes, as the node inventory maps them. */
   private static ClusterView cluster(GpuPolicy policy) {
-    var nodes = Fixtures.nodes(Fixtures.path("cluster/nodes.yaml")).stream().map(n -> GpuNodeMapper.map(n, policy.nodeLabels())).toList();
+    return cluster(policy, "cluster/nodes.yaml", List.of());
+  }
+
+  /** The nodes of {@code file} and {@code more}, as the node inventory maps them. */
+  private static ClusterView cluster(GpuPolicy policy, String file, List<GpuNode> more) {
+    var nodes = new java.util.ArrayList<GpuNode>();
+    Fixtures.nodes(Fixtures.path(file)).forEach(n -> nodes.add(GpuNodeMapper.map(n, policy.nodeLabels())));
+    nodes.addAll(more);
     return new ClusterView() {
       @Override
       public List<GpuNode> nodes() {
@@ -73,9 +80,89 @@ class UnschedulableRequestTest {
   }
 
   private static ValidationResult pod(String fixture, GpuPolicy policy) {
+    return pod(fixture, policy, cluster(policy));
+  }
+
+  private static ValidationResult pod(String fixture, GpuPolicy policy, ClusterView cluster) {
     var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path(fixture)), Pod.class);
     return new PodValidator(new RecentAdmissions(0, System::nanoTime))
-        .validate(new PodSubject(pod, "default", policy, cluster(policy), "pod"), false);
+        .validate(new PodSubject(pod, pod.getMetadata().getNamespace(), policy, cluster, "pod"), false);
+  }
+
+  /** cluster/nodes.yaml with ACK's status.allocatable and a default-pool node default-t4 (2 nvidia.com/gpu). */
+  private static ClusterView allocatable(GpuNode... more) {
+    return cluster(PolicyParser.builtInDefault(), "cli/cluster-allocatable.yaml", List.of(more));
+  }
+
+  private static ValidationResult nvidiaGpus(String count, ClusterView cluster) {
+    var tree = (com.fasterxml.jackson.databind.node.ObjectNode) Fixtures.yamlTree(Fixtures.path("validation/pod-nvidia-gpus-3.yaml"));
+    ((com.fasterxml.jackson.databind.node.ObjectNode) tree.at("/spec/containers/0/resources/limits")).put("nvidia.com/gpu", count);
+    var pod = KubernetesJson.mapper().convertValue(tree, Pod.class);
+    return new PodValidator(new RecentAdmissions(0, System::nanoTime))
+        .validate(new PodSubject(pod, "default", PolicyParser.builtInDefault(), cluster, "pod"), false);
+  }
+
+  @Test
+  void countsOnlyNodesWhoseAllocatableOffersTheWholeGpuResourceAsked() {
+    for (var count : new String[] {"3", "8", "16"}) {
+      assertThat(nvidiaGpus(count, allocatable()).violations())
+          .as("nvidia.com/gpu: %s", count)
+          .containsExactly(
+              new Violation(
+                  "feasibility",
+                  "spec.containers.resources",
+                  "asks " + count + " whole GPUs (nvidia.com/gpu) but the largest node offering nvidia.com/gpu in the cluster has 2"
+                      + " (default-t4); ask for at most 2 per pod and spread the job over more pods"));
+    }
+    assertThat(nvidiaGpus("2", allocatable()).violations()).isEmpty();
+  }
+
+  @Test
+  void aNodeWhoseAllocatableIsNotKnownCountsByItsPoolAndNeverRefuses() {
+    var joining = new GpuNode("gpu-a100-new", Optional.of("A100-SXM4-40GB"), java.util.OptionalLong.of(40960), 8, Optional.empty(), Optional.empty(), Map.of());
+    var result = nvidiaGpus("8", allocatable(joining));
+
+    assertThat(result.violations()).isEmpty();
+    assertThat(result.warnings()).isEmpty();
+  }
+
+  @Test
+  void warnsWhenNoNodeOffersTheResourceAtAllAsOfAPoolAtZero() {
+    // cluster/nodes.yaml has share, cgpu and topology nodes only, and no allocatable: by their pool labels none serves nvidia.com/gpu.
+    var result = nvidiaGpus("1", cluster(PolicyParser.builtInDefault()));
+
+    assertThat(result.violations()).isEmpty();
+    assertThat(result.warnings()).containsExactly("gpu-admission: no GPU node known that offers nvidia.com/gpu; the pod waits until one joins");
+  }
+
+  @Test
+  void refusesAModelWhoseNodesAllServeAnotherGpuResource() {
+    assertThat(pod("validation/pod-v100-nvidia-gpu.yaml", PolicyParser.builtInDefault(), allocatable()).violations())
+        .containsExactly(
+            new Violation(
+                "feasibility",
+                "spec.containers.resources",
+                "asks 1 nvidia.com/gpu but no node in the cluster with model Tesla-V100-SXM2-16GB offers nvidia.com/gpu (nodes offering"
+                    + " it: pool \"default\"; model Tesla-T4); select such nodes (another GPU model or pool), or ask for the GPU resource"
+                    + " the selected nodes offer"));
+  }
+
+  @Test
+  void admitsATopologyPodOnTheNodeThatOffersAliyunGpu() {
+    var result = pod("cluster/gang-master.yaml", PolicyParser.builtInDefault(), allocatable());
+
+    assertThat(result.violations()).extracting(Violation::rule).doesNotContain("feasibility");
+  }
+
+  @Test
+  void refusesAMinimumGpuMemoryNoModelHas() {
+    assertThat(pod("validation/pod-min-gpu-memory-32gi.yaml", PolicyParser.builtInDefault()).violations())
+        .containsExactly(
+            new Violation(
+                "feasibility",
+                "metadata.annotations.gpu-admission.io/min-gpu-memory",
+                "asks gpu-admission.io/min-gpu-memory 32Gi but no GPU model in the cluster has that much per GPU (the most:"
+                    + " Tesla-V100-SXM2-16GB, 16130MiB); lower it or remove the annotation"));
   }
 
   @Test
