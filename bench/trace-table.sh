@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Every pod list of the Alibaba trace through every placement, as Markdown tables of mean GPU
 # allocation ratios (bench/README.md, "Trace quality"):
-#   1. what users get (setup service): fgd-lookahead (the default), binpack, spread and fgd as the allocator chooses (the
-#      extender's top node among all feasible nodes, the learned workload), and as kube-scheduler
-#      picks with the shipped second scheduler's configuration, the extender called over its JSON
-#      API, with the number of seeds where kube-scheduler put every pod on the allocator's node;
+#   1. what users get (setup service): fgd-lookahead (the default), binpack, spread and fgd as
+#      the allocator chooses (the extender's top node among all feasible nodes, the learned
+#      workload), and as kube-scheduler picks with the shipped second scheduler's configuration,
+#      the extender called over its JSON API, with the number of seeds where kube-scheduler put
+#      every pod on the allocator's node;
 #      and fgd given the trace's own distribution (reference only);
 #   2. the share tasks alone: fgd and fgd-lookahead (the default) as the allocator chooses, ACK's
 #      gpushare extender through kube-scheduler, and fgd through kube-scheduler over JSON with the
@@ -17,7 +18,8 @@
 # DATA defaults to ../shared/data/alibaba-gpu-v2023; JOBS runs that many simulations at once
 # (default 1). Each run's output stays in target/trace-table/ (where each pod went in placements/);
 # a rerun only does what is missing (a run that has every seed asked is reused, whatever else it
-# has). Queued share tasks first, then the other tables in their order, so a run cut short leaves whole columns.
+# has). Queued share tasks first, then the other tables in their order, so a run cut short
+# leaves whole columns.
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
