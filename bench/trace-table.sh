@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Every pod list of the Alibaba trace through every placement, as Markdown tables of mean GPU
 # allocation ratios (bench/README.md, "Trace quality"):
-#   1. what users get (setup service): binpack, spread and fgd as the allocator chooses (the
-#      extender's top node among all feasible nodes, the learned workload), and as kube-scheduler
-#      picks with the shipped second scheduler's configuration, the extender called over its JSON
-#      API, with the number of seeds where kube-scheduler put every pod on the allocator's node;
+#   1. what users get (setup service): fgd-lookahead (the default), binpack, spread and fgd as
+#      the allocator chooses (the extender's top node among all feasible nodes, the learned
+#      workload), and as kube-scheduler picks with the shipped second scheduler's configuration,
+#      the extender called over its JSON API, with the number of seeds where kube-scheduler put
+#      every pod on the allocator's node;
 #      and fgd given the trace's own distribution (reference only);
 #   2. the share tasks alone: fgd and fgd-lookahead (the default) as the allocator chooses, ACK's
 #      gpushare extender through kube-scheduler, and fgd through kube-scheduler over JSON with the
@@ -17,7 +18,8 @@
 # DATA defaults to ../shared/data/alibaba-gpu-v2023; JOBS runs that many simulations at once
 # (default 1). Each run's output stays in target/trace-table/ (where each pod went in placements/);
 # a rerun only does what is missing (a run that has every seed asked is reused, whatever else it
-# has). Queued in the order of the tables' importance, so a run cut short leaves whole columns.
+# has). Queued share tasks first, then the other tables in their order, so a run cut short
+# leaves whole columns.
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,6 +36,7 @@ mkdir -p "$out"
 
 workloads=(default cpu250 gpushare40 gpushare80 gpushare100 multigpu20)
 allocator=(
+  "fgd-lookahead-simulator|--policy fgd-lookahead --through simulator"
   "fgd-simulator|--policy fgd --through simulator"
   "binpack-simulator|--policy binpack --through simulator"
   "spread-simulator|--policy spread --through simulator"
@@ -89,8 +92,8 @@ queue() {
     done
   done
 }
-queue "$seeds" "${allocator[@]}"
 queue "$shares_seeds" "${shares[@]}"
+queue "$seeds" "${allocator[@]}"
 queue "$ks_seeds" "${kube_scheduler[@]}"
 queue "$oracle_seeds" "${oracle[@]}"
 queue "$ks_seeds" "${kube_scheduler_later[@]}"
@@ -129,10 +132,10 @@ same() {
 
 echo "Seeds $seeds; share tasks: seeds $shares_seeds; fgd given the trace's distribution: seeds $oracle_seeds; kube-scheduler over JSON: seeds $ks_seeds."
 echo
-echo "| pods | binpack, allocator | spread, allocator | fgd, allocator | binpack, kube-scheduler, seeds $ks_seeds | spread, kube-scheduler, seeds $ks_seeds | fgd, kube-scheduler, seeds $ks_seeds | allocator, seeds $ks_seeds (binpack, spread, fgd) | seeds with every pod on the allocator's node | fgd given the trace's distribution, seeds $oracle_seeds | fgd, allocator, seeds $oracle_seeds |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+echo "| pods | fgd-lookahead (the default), allocator | binpack, allocator | spread, allocator | fgd, allocator | binpack, kube-scheduler, seeds $ks_seeds | spread, kube-scheduler, seeds $ks_seeds | fgd, kube-scheduler, seeds $ks_seeds | allocator, seeds $ks_seeds (binpack, spread, fgd) | seeds with every pod on the allocator's node | fgd given the trace's distribution, seeds $oracle_seeds | fgd, allocator, seeds $oracle_seeds |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for w in "${workloads[@]}"; do
-  echo "| $w | $(cell "$w" binpack-simulator "$seeds") | $(cell "$w" spread-simulator "$seeds") | $(cell "$w" fgd-simulator "$seeds") |" \
+  echo "| $w | $(cell "$w" fgd-lookahead-simulator "$seeds") | $(cell "$w" binpack-simulator "$seeds") | $(cell "$w" spread-simulator "$seeds") | $(cell "$w" fgd-simulator "$seeds") |" \
     "$(cell "$w" binpack-kube-scheduler "$ks_seeds") | $(cell "$w" spread-kube-scheduler "$ks_seeds") | $(cell "$w" fgd-kube-scheduler "$ks_seeds") |" \
     "$(cell "$w" binpack-simulator "$ks_seeds"), $(cell "$w" spread-simulator "$ks_seeds"), $(cell "$w" fgd-simulator "$ks_seeds") |" \
     "$(same "$w" binpack "$ks_seeds"), $(same "$w" spread "$ks_seeds"), $(same "$w" fgd "$ks_seeds") | $(cell "$w" fgd-oracle "$oracle_seeds") | $(cell "$w" fgd-simulator "$oracle_seeds") |"
