@@ -1,8 +1,8 @@
 package io.gpuadmission.node;
 
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.gpuadmission.node.api.ApiException;
 import io.gpuadmission.node.api.ApiServer;
+import io.gpuadmission.node.api.Json;
 import io.gpuadmission.placement.GpuAnnotations;
 import java.time.Clock;
 import java.util.HashSet;
@@ -131,11 +131,11 @@ final class AllocationRecorder {
 
   /** {@code {"metadata":{"uid":...,"annotations":{key:value}}}}: the UID makes the write fail on another pod of the same name. */
   static String annotationPatch(String uid, String key, String value) {
-    var patch = JsonNodeFactory.instance.objectNode();
+    var patch = Json.object();
     var meta = patch.putObject("metadata");
     meta.put("uid", uid);
     meta.putObject("annotations").put(key, value);
-    return patch.toString();
+    return Json.write(patch);
   }
 
   Optional<String> writtenFor(String uid) {

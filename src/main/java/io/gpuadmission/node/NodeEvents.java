@@ -1,7 +1,7 @@
 package io.gpuadmission.node;
 
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import io.gpuadmission.node.api.ApiServer;
+import io.gpuadmission.node.api.Json;
 import java.time.Instant;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
@@ -16,7 +16,7 @@ final class NodeEvents {
   /** Creates the Event in the pod's namespace; throws what the API server answers. */
   static void publish(ApiServer api, Instant now, NodePod pod, String type, String reason, String message) {
     var at = DateTimeFormatter.ISO_INSTANT.format(now.truncatedTo(ChronoUnit.SECONDS));
-    var event = JsonNodeFactory.instance.objectNode();
+    var event = Json.object();
     event.put("apiVersion", "v1").put("kind", "Event");
     event.putObject("metadata").put("generateName", pod.name() + ".").put("namespace", pod.namespace());
     event.putObject("involvedObject").put("apiVersion", "v1").put("kind", "Pod").put("namespace", pod.namespace())

@@ -2,7 +2,6 @@ package io.gpuadmission.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.List;
@@ -13,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class NodePodTest {
   @Test
   void keepsIdentityTheGpuAnnotationsAndEachContainersGpus() throws Exception {
-    var json = new ObjectMapper().readTree("""
+    var json = io.gpuadmission.node.api.Json.read("""
         {"metadata": {"name": "bert-worker-0", "namespace": "ml-team-a", "uid": "u-1", "resourceVersion": "42",
                       "creationTimestamp": "2026-11-27T01:02:03Z", "deletionTimestamp": "2026-11-27T01:05:00Z",
                       "labels": {"app": "bert"},
@@ -46,7 +45,7 @@ class NodePodTest {
 
   @Test
   void aPodWithoutSpecOrStatusIsStillReadable() throws Exception {
-    var pod = NodePod.of(new ObjectMapper().readTree("{\"metadata\": {\"name\": \"a\", \"namespace\": \"b\"}}"));
+    var pod = NodePod.of(io.gpuadmission.node.api.Json.read("{\"metadata\": {\"name\": \"a\", \"namespace\": \"b\"}}"));
 
     assertThat(pod.node()).isNull();
     assertThat(pod.containers()).isEmpty();

@@ -1,7 +1,6 @@
 package io.gpuadmission.node.api;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -30,7 +29,7 @@ import javax.net.ssl.X509TrustManager;
 
 /**
  * The node agent's client of the API server: plain requests on the JDK's HTTP client (HTTP/1.1),
- * bodies read as Jackson trees. Hand-written rather than fabric8 (the project's client everywhere
+ * bodies read as Jackson trees ({@link Json}). Hand-written rather than fabric8 (the project's client everywhere
  * else) for its footprint: the agent runs on every GPU node and makes five kinds of call (list and
  * watch its node's pods and one ConfigMap, get its Node, merge-patch a pod, create an Event), and
  * fabric8 with Vert.x and the model's databinding cost it ~3,000 classes and ~30 MiB of resident
@@ -44,7 +43,6 @@ import javax.net.ssl.X509TrustManager;
 public final class ApiServer implements AutoCloseable {
   /** Where the kubelet mounts the pod's service account. */
   public static final Path SERVICE_ACCOUNT = Path.of("/var/run/secrets/kubernetes.io/serviceaccount");
-  static final ObjectMapper JSON = new ObjectMapper();
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
   private final URI base;
@@ -106,12 +104,7 @@ public final class ApiServer implements AutoCloseable {
 
   /** A POST (create) of {@code body}. */
   public JsonNode create(String path, JsonNode body) {
-    String text;
-    try {
-      text = JSON.writeValueAsString(body);
-    } catch (IOException e) {
-      throw new IllegalArgumentException(e);
-    }
+    var text = Json.write(body);
     return tree(send(HttpRequest.newBuilder(uri(path)).header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(text)), path));
   }
@@ -192,7 +185,7 @@ public final class ApiServer implements AutoCloseable {
 
   private static JsonNode tree(HttpResponse<InputStream> response) {
     try (var in = response.body()) {
-      return JSON.readTree(in);
+      return Json.read(in);
     } catch (IOException e) {
       throw new ApiException(response.statusCode(), "unreadable answer from the API server: " + e.getMessage());
     }
@@ -202,7 +195,7 @@ public final class ApiServer implements AutoCloseable {
   static ApiException refused(int code, byte[] body, String path) {
     String message = null;
     try {
-      var status = JSON.readTree(new ByteArrayInputStream(body));
+      var status = Json.read(new ByteArrayInputStream(body));
       if (status != null && status.path("message").isTextual()) {
         message = status.path("message").asText();
       }

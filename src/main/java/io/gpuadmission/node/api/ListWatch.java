@@ -154,10 +154,10 @@ public final class ListWatch implements AutoCloseable {
   private boolean event(String line) {
     JsonNode event;
     try {
-      event = ApiServer.JSON.readTree(line);
-    } catch (JsonProcessingException e) {
+      event = Json.read(line);
+    } catch (IOException e) {
       LOG.warnf("%s: skipped a line that is not a watch event (%s); watching again from resourceVersion %s", what,
-          e.getOriginalMessage(), version);
+          e instanceof JsonProcessingException json ? json.getOriginalMessage() : e.getMessage(), version);
       return false;
     }
     var type = event.path("type").asText("");
