@@ -32,7 +32,7 @@ import javax.net.ssl.X509TrustManager;
  * bodies read as Jackson trees ({@link Json}). Hand-written rather than fabric8 (the project's client everywhere
  * else) for its footprint: the agent runs on every GPU node and makes five kinds of call (list and
  * watch its node's pods and one ConfigMap, get its Node, merge-patch a pod, create an Event), and
- * fabric8 with Vert.x and the model's databinding cost it ~3,000 classes and ~30 MiB of resident
+ * fabric8 with Vert.x and the model's databinding cost it ~2,400 classes and ~39 MiB of resident
  * memory (bench/README.md, "Node agent").
  *
  * <p>Where it is: in a pod, {@code https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT}
@@ -114,7 +114,8 @@ public final class ApiServer implements AutoCloseable {
    * closed. Throws {@link ApiException} when the server refuses it (410 Gone: the version is too old).
    */
   public BufferedReader watch(String path) {
-    var request = HttpRequest.newBuilder(uri(path)).GET();
+    // The timeout ends with the response's headers: the body may stream for the watch's whole length.
+    var request = HttpRequest.newBuilder(uri(path)).timeout(requestTimeout).GET();
     var response = exchange(request, path, HttpResponse.BodyHandlers.ofInputStream());
     if (response.statusCode() / 100 != 2) {
       byte[] body;

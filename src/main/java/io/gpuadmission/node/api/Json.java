@@ -15,8 +15,8 @@ import java.io.UncheckedIOException;
 
 /**
  * JSON to Jackson trees and back with Jackson's streaming parser and generator only: an {@code
- * ObjectMapper} would load databind's serializers, deserializers and type introspection (~350
- * classes of the agent's ~5,600, bench/README.md "Node agent") to read into the same tree.
+ * ObjectMapper} would load databind's serializers, deserializers and type introspection (~370
+ * classes: 5,653 against 5,283 loaded by the agent) to read into the same tree.
  */
 public final class Json {
   private static final JsonFactory FACTORY = new JsonFactory();

@@ -7,7 +7,11 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 /**
@@ -16,12 +20,24 @@ import org.jboss.logging.Logger;
  * ends (its timeout) or a dropped connection resumes where it stopped and misses nothing. A 410
  * Gone (the version was compacted away) lists again; anything else waits (doubling from {@code
  * backoff} up to 30 s) and tries again. A line that is not a watch event is skipped by resuming
- * from the last version read, which the server sends again. One thread, which ends on {@link #close}.
+ * from the last version read, which the server sends again. A watch the server has not ended 30 s
+ * after its own timeout (a connection cut without a reset) is given up and made again. One thread,
+ * which ends on {@link #close}.
  */
 public final class ListWatch implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(ListWatch.class);
   static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
   static final int PAGE = 500;
+  /**
+   * Ends a watch the server should have ended (its timeoutSeconds) and did not: a connection cut
+   * without a reset (a load balancer gone, a network partition) would otherwise leave the agent
+   * on a stale cache for good. One thread for every watch of the process.
+   */
+  private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor(r -> {
+    var thread = new Thread(r, "watch-deadline");
+    thread.setDaemon(true);
+    return thread;
+  });
 
   /** Receives the collection: a whole list, then each change; called on the watch's thread only. */
   public interface Handler {
@@ -42,6 +58,9 @@ public final class ListWatch implements AutoCloseable {
   private final Handler handler;
   private final Duration backoff;
   private final Thread thread;
+  /** The server-side length of a watch: at least this, at most twice it; the client gives up {@code grace} later. */
+  private Duration watchLength = Duration.ofMinutes(5);
+  private Duration grace = Duration.ofSeconds(30);
   private volatile boolean closed;
   private volatile boolean synced;
   private volatile BufferedReader watching;
@@ -127,10 +146,20 @@ public final class ListWatch implements AutoCloseable {
   private void watch() {
     // As client-go's reflector: a server-side timeout between 5 and 10 minutes, so that watches of
     // many agents do not all end at once.
-    var timeout = 300 + ThreadLocalRandom.current().nextInt(300);
+    var timeout = watchLength.toSeconds() + ThreadLocalRandom.current().nextLong(Math.max(1, watchLength.toSeconds()));
+    ScheduledFuture<?> deadline = null;
     try (var lines = api.watch(path + "?" + query("watch=true&allowWatchBookmarks=true&timeoutSeconds=" + timeout
         + "&resourceVersion=" + ApiServer.encode(version)))) {
       watching = lines;
+      deadline = DEADLINES.schedule(() -> {
+        if (watching == lines) {
+          LOG.warnf("%s: the watch outlived its %d s by %d s without the server ending it; watching again", what, timeout,
+              grace.toSeconds());
+          // A read blocked on the JDK client's body ends on an interrupt (closing the reader would wait
+          // for the reader's lock, which the blocked read holds); the watch's thread then closes it.
+          thread.interrupt();
+        }
+      }, timeout * 1000 + grace.toMillis(), TimeUnit.MILLISECONDS);
       recovered();
       String line;
       while (!closed && (line = lines.readLine()) != null) {
@@ -143,10 +172,14 @@ public final class ListWatch implements AutoCloseable {
       }
     } catch (IOException e) {
       if (!closed) {
+        Thread.interrupted();
         throw new ApiException("watch of " + what + " broke off: " + e.getMessage(), e);
       }
     } finally {
       watching = null;
+      if (deadline != null) {
+        deadline.cancel(false);
+      }
     }
   }
 
@@ -207,13 +240,21 @@ public final class ListWatch implements AutoCloseable {
     }
   }
 
+  /** Waits; whether to go on. An interrupt only wakes it: {@link #close} is what ends the thread. */
   private boolean pause(Duration wait) {
     try {
       Thread.sleep(wait);
-      return !closed;
     } catch (InterruptedException e) {
-      return false;
+      // closed, or a watch given up just before it ended by itself
     }
+    return !closed;
+  }
+
+  /** Shorter watches, for tests: the server ends each after {@code length} to twice that, the client {@code grace} later. */
+  ListWatch watchLength(Duration length, Duration grace) {
+    this.watchLength = length;
+    this.grace = grace;
+    return this;
   }
 
   /** The resourceVersion the next watch resumes from (null: the next step lists). */
@@ -225,13 +266,5 @@ public final class ListWatch implements AutoCloseable {
   public void close() {
     closed = true;
     thread.interrupt();
-    var lines = watching;
-    if (lines != null) {
-      try {
-        lines.close();
-      } catch (IOException ignored) {
-        // closing anyway
-      }
-    }
   }
 }

@@ -56,9 +56,17 @@ class ListWatchTest {
   }
 
   void start() {
-    api = ApiServer.at(server.url(), Path.of("no-service-account"), false, Duration.ofSeconds(5));
+    start(Duration.ofSeconds(5));
+  }
+
+  void start(Duration requestTimeout) {
+    api = ApiServer.at(server.url(), Path.of("no-service-account"), false, requestTimeout);
     watch = new ListWatch(api, "/api/v1/pods", "fieldSelector=" + ApiServer.encode("spec.nodeName=gpu-1"), "pods of node gpu-1",
-        new ListWatch.Handler() {
+        handler(), Duration.ofMillis(50)).start();
+  }
+
+  ListWatch.Handler handler() {
+    return new ListWatch.Handler() {
           @Override
           public void listed(List<JsonNode> items) {
             seen.add("listed " + String.join(",", items.stream().map(i -> i.path("metadata").path("name").asText()).toList()));
@@ -78,7 +86,7 @@ class ListWatchTest {
           public void deleted(JsonNode object) {
             seen.add("deleted " + object.path("metadata").path("name").asText());
           }
-        }, Duration.ofMillis(50)).start();
+        };
   }
 
   List<String> watchedFrom() {
@@ -105,6 +113,37 @@ class ListWatchTest {
     assertThat(watchedFrom()).containsExactly("10", "13");
     assertThat(server.listRequests()).hasSize(1);
     assertThat(watch.synced()).isTrue();
+  }
+
+  @Test
+  void aWatchOutlivesTheRequestTimeoutOnceItsHeadersCame() throws Exception {
+    server = ScriptedApiServer.start();
+    server.lists.add(Answer.ok(list("10", "a")));
+
+    start(Duration.ofMillis(300));
+
+    await().atMost(WITHIN).until(() -> server.watchRequests().size() == 1);
+    // Five times the timeout without a second watch: the first is still open.
+    await().during(Duration.ofMillis(1500)).atMost(WITHIN).until(() -> server.watchRequests().size() == 1);
+    assertThat(seen).containsExactly("listed a");
+  }
+
+  @Test
+  void aWatchTheServerDoesNotEndInTimeIsEndedByTheAgentAndMadeAgain() throws Exception {
+    server = ScriptedApiServer.start();
+    server.lists.add(Answer.ok(list("10", "a")));
+    server.watches.add(Answer.lines(event("ADDED", "b", "11")).heldOpen());
+
+    api = ApiServer.at(server.url(), Path.of("no-service-account"), false, Duration.ofSeconds(5));
+    watch = new ListWatch(api, "/api/v1/pods", "", "pods", handler(), Duration.ofMillis(50))
+        .watchLength(Duration.ofSeconds(1), Duration.ofMillis(500)).start();
+
+    // Held open past its timeoutSeconds (1 or 2) and the grace: given up, then resumed after b.
+    await().atMost(WITHIN).until(() -> server.watchRequests().size() == 2);
+    assertThat(Integer.parseInt(server.watchRequests().getFirst().param("timeoutSeconds"))).isBetween(1, 2);
+    assertThat(watchedFrom()).containsExactly("10", "11");
+    assertThat(seen).containsExactly("listed a", "added b");
+    assertThat(server.listRequests()).hasSize(1);
   }
 
   @Test

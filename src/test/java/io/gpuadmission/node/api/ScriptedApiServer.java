@@ -22,18 +22,23 @@ import java.util.concurrent.TimeUnit;
  */
 final class ScriptedApiServer implements AutoCloseable {
   /** An answer: HTTP status and body (for a watch with status 200: its lines). */
-  record Answer(int status, String body) {
+  record Answer(int status, String body, boolean held) {
     static Answer ok(String json) {
-      return new Answer(200, json);
+      return new Answer(200, json, false);
     }
 
     static Answer lines(String... lines) {
-      return new Answer(200, String.join("\n", lines) + "\n");
+      return new Answer(200, String.join("\n", lines) + "\n", false);
     }
 
     static Answer status(int code, String reason) {
       return new Answer(code, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\",\"message\":\"" + reason
-          + "\",\"code\":" + code + "}");
+          + "\",\"code\":" + code + "}", false);
+    }
+
+    /** A watch whose lines are sent and then nothing, never ended: a connection cut without a reset. */
+    Answer heldOpen() {
+      return new Answer(status, body, true);
     }
   }
 
@@ -106,11 +111,7 @@ final class ScriptedApiServer implements AutoCloseable {
         if (request.watch()) {
           exchange.sendResponseHeaders(200, 0);
           exchange.getResponseBody().flush();
-          try {
-            stopped.await(30, TimeUnit.SECONDS);
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          }
+          hold();
           return;
         }
         answer = Answer.status(500, "nothing scripted for " + target);
@@ -119,6 +120,18 @@ final class ScriptedApiServer implements AutoCloseable {
       exchange.getResponseHeaders().set("Content-Type", "application/json");
       exchange.sendResponseHeaders(answer.status(), request.watch() && answer.status() == 200 ? 0 : body.length);
       exchange.getResponseBody().write(body);
+      if (answer.held()) {
+        exchange.getResponseBody().flush();
+        hold();
+      }
+    }
+  }
+
+  private void hold() {
+    try {
+      stopped.await(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
