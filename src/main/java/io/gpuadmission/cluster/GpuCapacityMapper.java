@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 
 /**
  * Node and ConfigMap to the ledger's records. A node's per-GPU memory (GiB) comes from, in order:
@@ -60,19 +59,9 @@ public final class GpuCapacityMapper {
 
   /** Key {@code gpus}: comma-separated indices; anything unreadable in it is skipped. */
   public static Set<Integer> unhealthyGpus(ConfigMap map) {
-    var out = new TreeSet<Integer>();
-    var text = map.getData() == null ? null : map.getData().get(UNHEALTHY_KEY);
-    if (text != null) {
-      for (var part : text.split(",")) {
-        try {
-          out.add(Integer.parseInt(part.trim()));
-        } catch (NumberFormatException notAnIndex) {
-          // An empty entry ("1,") or a typo must not hide the indices that are readable.
-        }
-      }
-    }
-    return out;
+    return io.gpuadmission.node.NodeUnhealthyGpus.gpus(map.getData() == null ? null : map.getData().get(UNHEALTHY_KEY));
   }
+
 
   private static List<Long> perGpuMemory(String text) {
     var out = new ArrayList<Long>();

@@ -1,11 +1,8 @@
 package io.gpuadmission.node;
 
-import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.gpuadmission.cluster.ClusterEvents;
-import io.gpuadmission.cluster.NodePods;
-import io.gpuadmission.cluster.NodePods.NodePod;
+import io.gpuadmission.node.api.ApiException;
+import io.gpuadmission.node.api.ApiServer;
+import io.gpuadmission.node.api.Json;
 import io.gpuadmission.placement.GpuAnnotations;
 import java.time.Clock;
 import java.util.HashSet;
@@ -41,15 +38,15 @@ final class AllocationRecorder {
     FAILED
   }
 
-  private final KubernetesClient client;
+  private final ApiServer api;
   private final NodePods pods;
   private final Clock clock;
   /** Pod UID to the value this agent wrote, until the informer shows it (or the pod goes). */
   private final Map<String, String> written = new ConcurrentHashMap<>();
   private volatile String lastFailure = "";
 
-  AllocationRecorder(KubernetesClient client, NodePods pods, Clock clock) {
-    this.client = client;
+  AllocationRecorder(ApiServer api, NodePods pods, Clock clock) {
+    this.api = api;
     this.pods = pods;
     this.clock = clock;
   }
@@ -65,16 +62,14 @@ final class AllocationRecorder {
     if (value.equals(written.get(uid))) {
       return Outcome.PENDING;
     }
-    var patch = client.getKubernetesSerialization().asJson(
-        Map.of("metadata", Map.of("uid", uid, "annotations", Map.of(GpuAnnotations.GPU_ALLOCATED, value))));
     try {
-      pods.patch(pod, patch);
-    } catch (KubernetesClientException e) {
-      if (e.getCode() == 404 || e.getCode() == 409 || e.getCode() == 422) {
-        LOG.debugf("pod %s went before its GPUs were recorded (HTTP %d)", pod.key(), e.getCode());
+      pods.patch(pod, annotationPatch(uid, GpuAnnotations.GPU_ALLOCATED, value));
+    } catch (ApiException e) {
+      if (e.code() == 404 || e.code() == 409 || e.code() == 422) {
+        LOG.debugf("pod %s went before its GPUs were recorded (HTTP %d)", pod.key(), e.code());
         return Outcome.GONE;
       }
-      lastFailure = message(e);
+      lastFailure = e.getMessage();
       return Outcome.FAILED;
     }
     written.put(uid, value);
@@ -90,16 +85,14 @@ final class AllocationRecorder {
    * pod from being handed GPUs again; the mark carries that over an agent restart.
    */
   Outcome markAssigned(NodePod pod) {
-    var patch = client.getKubernetesSerialization().asJson(
-        Map.of("metadata", Map.of("uid", pod.uid(), "annotations", Map.of(GpuAnnotations.GPU_ASSIGNED, "true"))));
     try {
-      pods.patch(pod, patch);
+      pods.patch(pod, annotationPatch(pod.uid(), GpuAnnotations.GPU_ASSIGNED, "true"));
       return Outcome.WRITTEN;
-    } catch (KubernetesClientException e) {
-      if (e.getCode() == 404 || e.getCode() == 409 || e.getCode() == 422) {
+    } catch (ApiException e) {
+      if (e.code() == 404 || e.code() == 409 || e.code() == 422) {
         return Outcome.GONE;
       }
-      LOG.debugf("could not mark pod %s assigned: %s", pod.key(), message(e));
+      LOG.debugf("could not mark pod %s assigned: %s", pod.key(), e.getMessage());
       return Outcome.FAILED;
     }
   }
@@ -126,24 +119,23 @@ final class AllocationRecorder {
     if (new HashSet<>(chosen).equals(new HashSet<>(gpus))) {
       return;
     }
-    var about = new ObjectReferenceBuilder().withApiVersion("v1").withKind("Pod").withNamespace(pod.namespace())
-        .withName(pod.name()).withUid(pod.uid()).build();
     var message = "asked " + GpuAnnotations.join(chosen) + ", the node gave " + GpuAnnotations.join(gpus);
     try {
-      ClusterEvents.publish(client, clock.instant(), about, "Warning", OVERRIDDEN, message);
-    } catch (KubernetesClientException e) {
+      NodeEvents.publish(api, clock.instant(), pod, "Warning", OVERRIDDEN, message);
+    } catch (ApiException e) {
       // An Event is a courtesy: the annotation, which the ledger reads, is written.
       LOG.debugf("could not publish Event %s on %s: %s", OVERRIDDEN, pod.key(), e.getMessage());
     }
     LOG.infof("pod %s: %s", pod.key(), message);
   }
 
-  static String message(KubernetesClientException e) {
-    var status = e.getStatus();
-    if (status != null && status.getMessage() != null) {
-      return status.getMessage() + " (HTTP " + e.getCode() + ")";
-    }
-    return e.getCause() == null ? e.getMessage() : e.getMessage() + ": " + e.getCause().getMessage();
+  /** {@code {"metadata":{"uid":...,"annotations":{key:value}}}}: the UID makes the write fail on another pod of the same name. */
+  static String annotationPatch(String uid, String key, String value) {
+    var patch = Json.object();
+    var meta = patch.putObject("metadata");
+    meta.put("uid", uid);
+    meta.putObject("annotations").put(key, value);
+    return Json.write(patch);
   }
 
   Optional<String> writtenFor(String uid) {

@@ -1,9 +1,8 @@
 package io.gpuadmission.node;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.allocator.LinkMatrix;
-import io.gpuadmission.cluster.NodePods;
-import io.gpuadmission.cluster.NodeUnhealthyGpus;
+import io.gpuadmission.node.api.ApiException;
+import io.gpuadmission.node.api.ApiServer;
 import java.io.IOException;
 import java.nio.file.FileSystems;
 import java.nio.file.Path;
@@ -50,7 +49,7 @@ public final class DevicePlugin implements AutoCloseable {
   private final Thread watcher;
   private final WatchService watch;
 
-  DevicePlugin(KubernetesClient client, NodePods pods, AllocationRecorder recorder, String node, Settings settings) {
+  DevicePlugin(ApiServer api, NodePods pods, AllocationRecorder recorder, String node, Settings settings) {
     devices = new PluginDevices(settings.driverGpus(), settings.pciDevices());
     devices.refresh();
     writer = Executors.newSingleThreadExecutor(r -> {
@@ -65,7 +64,7 @@ public final class DevicePlugin implements AutoCloseable {
       handovers.add(handover);
       servers.add(new DevicePluginServer(settings.dir(), resource, devices, handover, settings.handover(), settings.timeout()));
     }
-    unhealthy = NodeUnhealthyGpus.start(client, node, gpus -> {
+    unhealthy = NodeUnhealthyGpus.start(api, node, NodeAgent.WATCH_BACKOFF, gpus -> {
       if (devices.unhealthy(gpus)) {
         servers.forEach(DevicePluginServer::devicesChanged);
       }
@@ -90,10 +89,16 @@ public final class DevicePlugin implements AutoCloseable {
   static final String TOPOLOGY_VALUE = "topology";
 
   /** Whether the node carries ACK's topology label (read once at start: relabelling takes effect when the agent restarts). */
-  public static boolean topologyNode(KubernetesClient client, String node) {
-    var found = client.nodes().withName(node).get();
-    var labels = found == null || found.getMetadata().getLabels() == null ? Map.<String, String>of() : found.getMetadata().getLabels();
-    return TOPOLOGY_VALUE.equals(labels.get(TOPOLOGY_LABEL));
+  public static boolean topologyNode(ApiServer api, String node) {
+    try {
+      var found = api.get("/api/v1/nodes/" + node);
+      return TOPOLOGY_VALUE.equals(found.path("metadata").path("labels").path(TOPOLOGY_LABEL).asText(null));
+    } catch (ApiException e) {
+      if (e.code() == 404) {
+        return false;
+      }
+      throw new ApiException(e.code(), "cannot read Node " + node + ": " + e.getMessage());
+    }
   }
 
   /** Each agent round: register again if needed, re-read the driver's table, learn what the kubelet says pods hold. */

@@ -1,16 +1,11 @@
 package io.gpuadmission.node;
 
-import io.fabric8.kubernetes.api.model.Container;
-import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.allocator.LinkMatrix;
-import io.gpuadmission.cluster.NodePods;
 import io.gpuadmission.node.AdmissionGuess.Candidate;
 import io.gpuadmission.node.AdmissionGuess.Match;
 import io.gpuadmission.node.AdmissionGuess.Step;
 import io.gpuadmission.placement.ContainerGpus;
 import io.gpuadmission.placement.GpuAnnotations;
-import io.gpuadmission.pod.PodResources;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -147,10 +142,7 @@ final class GpuHandover {
     if (left == 0) {
       assigned.add(m.uid());
       progress.remove(m.uid());
-      var meta = pod.getMetadata();
-      var nodePod = new NodePods.NodePod(meta.getNamespace(), meta.getName(), meta.getUid(), pod.getSpec().getNodeName(),
-          meta.getAnnotations() == null ? Map.of() : meta.getAnnotations());
-      writer.execute(() -> recorder.markAssigned(nodePod));
+      writer.execute(() -> recorder.markAssigned(pod));
     }
   }
 
@@ -163,13 +155,12 @@ final class GpuHandover {
     held.values().forEach(p -> p.gpus().forEach(g -> holders.put(g, p.key())));
     var live = livePods();
     for (var pod : live.values()) {
-      var key = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
-      if (held.containsKey(key)) {
-        assigned.add(pod.getMetadata().getUid());
+      if (held.containsKey(pod.key())) {
+        assigned.add(pod.uid());
       }
     }
     var uids = new HashSet<String>();
-    live.values().forEach(p -> uids.add(p.getMetadata().getUid()));
+    live.values().forEach(p -> uids.add(p.uid()));
     assigned.retainAll(uids);
     progress.keySet().retainAll(uids);
   }
@@ -179,75 +170,67 @@ final class GpuHandover {
     answered = Optional.empty();
   }
 
-  private Map<String, Pod> livePods() {
-    var out = new HashMap<String, Pod>();
+  private Map<String, NodePod> livePods() {
+    var out = new HashMap<String, NodePod>();
     for (var pod : pods.all()) {
-      if (node.equals(pod.getSpec().getNodeName()) && pod.getMetadata().getDeletionTimestamp() == null && !GpuAnnotations.finished(pod)) {
-        out.put(pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName(), pod);
+      if (node.equals(pod.node()) && !pod.deleting() && !pod.finished()) {
+        out.put(pod.key(), pod);
       }
     }
     return out;
   }
 
-  private List<Candidate> candidates(Iterable<Pod> live) {
+  private List<Candidate> candidates(Iterable<NodePod> live) {
     var out = new ArrayList<Candidate>();
     for (var pod : live) {
-      var meta = pod.getMetadata();
-      var annotations = meta.getAnnotations() == null ? Map.<String, String>of() : meta.getAnnotations();
+      var annotations = pod.annotations();
       if (!annotations.containsKey(GpuAnnotations.GPU_INDICES) || "true".equals(annotations.get(GpuAnnotations.GPU_ASSIGNED))
-          || assigned.contains(meta.getUid())) {
+          || assigned.contains(pod.uid())) {
         continue;
       }
-      var state = progress.getOrDefault(meta.getUid(), new Progress(Set.of(), Set.of()));
+      var state = progress.getOrDefault(pod.uid(), new Progress(Set.of(), Set.of()));
       var steps = steps(pod).stream().filter(s -> !state.done().contains(s.container())).toList();
       if (steps.isEmpty()) {
         continue;
       }
-      var created = meta.getCreationTimestamp() == null ? Instant.EPOCH : Instant.parse(meta.getCreationTimestamp());
-      out.add(new Candidate(meta.getUid(), meta.getNamespace() + "/" + meta.getName(), pods.arrival(meta.getUid()), created, steps,
-          state.handed()));
+      out.add(new Candidate(pod.uid(), pod.key(), pods.arrival(pod.uid()), pod.created(), steps, state.handed()));
     }
     return out;
   }
 
   /** The pod's containers asking this resource, in the kubelet's order, each with its part of bind's choice; none if unreadable. */
-  private List<Step> steps(Pod pod) {
+  private List<Step> steps(NodePod pod) {
     var parts = parts(pod);
     if (parts.isEmpty()) {
       return List.of();
     }
     var out = new ArrayList<Step>();
-    var ordered = new ArrayList<Container>();
-    if (pod.getSpec().getInitContainers() != null) {
-      ordered.addAll(pod.getSpec().getInitContainers());
-    }
-    if (pod.getSpec().getContainers() != null) {
-      ordered.addAll(pod.getSpec().getContainers());
-    }
+    var ordered = new ArrayList<NodePod.Container>(pod.initContainers());
+    ordered.addAll(pod.containers());
     for (var container : ordered) {
-      var size = PodResources.amount(container, resource).intValue();
+      var size = container.amount(resource);
       if (size <= 0) {
         continue;
       }
-      var part = parts.get().get(container.getName());
+      var part = parts.get().get(container.name());
       if (part == null || part.size() != size) {
         return List.of();
       }
-      out.add(new Step(container.getName(), size, part));
+      out.add(new Step(container.name(), size, part));
     }
     return out;
   }
 
   /** Bind's split (its annotation, else the same split of the pod's indices). */
-  private Optional<Map<String, List<Integer>>> parts(Pod pod) {
-    var annotations = pod.getMetadata().getAnnotations();
+  private Optional<Map<String, List<Integer>>> parts(NodePod pod) {
+    var annotations = pod.annotations();
     try {
       var split = annotations.get(ContainerGpus.CONTAINER_GPUS);
       if (split != null) {
         return Optional.of(ContainerGpus.parse(split));
       }
       var gpus = GpuAnnotations.parse(annotations.get(GpuAnnotations.GPU_INDICES));
-      return ContainerGpus.split(pod, gpus, c -> wholeResources.stream().mapToInt(r -> PodResources.amount(c, r).intValue()).sum())
+      return ContainerGpus.split(slots(pod.initContainers(), true), slots(pod.containers(), false), gpus)
           .map(ps -> {
             var out = new HashMap<String, List<Integer>>();
             ps.forEach(p -> out.put(p.container(), p.gpus()));
@@ -256,6 +239,11 @@ final class GpuHandover {
     } catch (IllegalArgumentException unreadable) {
       return Optional.empty();
     }
+  }
+
+  private List<ContainerGpus.Slot> slots(List<NodePod.Container> containers, boolean init) {
+    return containers.stream().map(c -> new ContainerGpus.Slot(c.name(), init && c.sidecar(),
+        wholeResources.stream().mapToInt(c::amount).sum())).toList();
   }
 
   private Set<Integer> indices(List<String> ids) {

@@ -1,7 +1,6 @@
 package io.gpuadmission.node;
 
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.gpuadmission.cluster.NodePods;
+import io.gpuadmission.node.api.ApiServer;
 import io.gpuadmission.node.podresources.v1.AllocatableResourcesResponse;
 import io.gpuadmission.placement.GpuAnnotations;
 import io.grpc.StatusRuntimeException;
@@ -45,6 +44,9 @@ public final class NodeAgent implements AutoCloseable {
   /** The outcome counts of one round, for tests and the health check. */
   public record Round(Instant at, boolean kubeletAnswered, Map<AllocationRecorder.Outcome, Integer> outcomes) {}
 
+  /** The first wait before a watch that failed is made again (then doubling up to 30 s), as client-go's reflector. */
+  static final Duration WATCH_BACKOFF = Duration.ofMillis(800);
+
   private final PodResourcesClient kubelet;
   private final DeviceIndex index;
   private final Settings settings;
@@ -60,14 +62,14 @@ public final class NodeAgent implements AutoCloseable {
   private boolean apiServerFailing;
   private volatile Round last;
 
-  private NodeAgent(KubernetesClient client, PodResourcesClient kubelet, DeviceIndex index, Settings settings, Clock clock) {
+  private NodeAgent(ApiServer api, PodResourcesClient kubelet, DeviceIndex index, Settings settings, Clock clock) {
     this.kubelet = kubelet;
     this.index = index;
     this.settings = settings;
     this.clock = clock;
-    this.pods = NodePods.start(client, settings.node());
-    this.recorder = new AllocationRecorder(client, pods, clock);
-    this.plugin = settings.plugin().map(p -> new DevicePlugin(client, pods, recorder, settings.node(), p));
+    this.pods = NodePods.start(api, settings.node(), WATCH_BACKOFF);
+    this.recorder = new AllocationRecorder(api, pods, clock);
+    this.plugin = settings.plugin().map(p -> new DevicePlugin(api, pods, recorder, settings.node(), p));
   }
 
   /** The device plugin, when this agent serves one. */
@@ -76,8 +78,8 @@ public final class NodeAgent implements AutoCloseable {
   }
 
   /** Starts watching this node's pods; rounds begin with {@link #start}, or are run by hand with {@link #round}. */
-  public static NodeAgent create(KubernetesClient client, PodResourcesClient kubelet, DeviceIndex index, Settings settings, Clock clock) {
-    return new NodeAgent(client, kubelet, index, settings, clock);
+  public static NodeAgent create(ApiServer api, PodResourcesClient kubelet, DeviceIndex index, Settings settings, Clock clock) {
+    return new NodeAgent(api, kubelet, index, settings, clock);
   }
 
   /** Runs a round every period on a thread of its own. */

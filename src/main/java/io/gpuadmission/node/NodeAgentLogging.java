@@ -14,7 +14,7 @@ import org.jboss.logmanager.handlers.ConsoleHandler;
  * The node agent's log without Quarkus: one line a record on stdout, in server mode's format, with
  * the levels application.properties and the environment give ({@code quarkus.log.level}, {@code
  * quarkus.log.category."NAME".level}, {@code quarkus.log.console.format}), so that what the
- * properties quiet (fabric8's reflector stack traces, Netty's keep-alive warning on Unix sockets)
+ * properties quiet (Netty's keep-alive warning on Unix sockets)
  * stays quiet here too.
  *
  * <p>jboss-logmanager carries every library's log (jboss-logging, JUL, SLF4J), as in server mode.

@@ -1,13 +1,8 @@
 package io.gpuadmission.node;
 
-import io.fabric8.kubernetes.client.Config;
-import io.fabric8.kubernetes.client.ConfigBuilder;
-import io.fabric8.kubernetes.client.KubernetesClient;
-import io.fabric8.kubernetes.client.KubernetesClientBuilder;
-import io.fabric8.kubernetes.client.vertx.VertxHttpClientFactory;
 import io.gpuadmission.allocator.LinkMatrix;
 import io.gpuadmission.allocator.TopologyParser;
-import io.gpuadmission.cluster.ClusterConnection;
+import io.gpuadmission.node.api.ApiServer;
 import io.quarkus.runtime.configuration.DurationConverter;
 import io.smallrye.config.ConfigValidationException;
 import io.smallrye.config.PropertiesConfigSource;
@@ -28,8 +23,9 @@ import org.jboss.logging.Logger;
 /**
  * Node-agent mode ({@code GPU_ADMISSION_MODE=node-agent}, the DaemonSet) without Quarkus: it runs
  * on every GPU node, on the path of every GPU container start, so it builds only what the agent
- * uses (its configuration, a fabric8 client, the kubelet's PodResources client, the device plugin
- * and the health listener), none of the webhook's CDI beans, REST layer, metrics or TLS. The same
+ * uses (its configuration, its own small API server client ({@link ApiServer}), the kubelet's
+ * PodResources client, the device plugin and the health listener), none of the webhook's CDI beans,
+ * REST layer, metrics, TLS or fabric8. The same
  * artifact starts it: {@code io.gpuadmission.mode.GpuAdmissionMain} hands this mode here before
  * Quarkus would start.
  *
@@ -41,12 +37,15 @@ import org.jboss.logging.Logger;
 public final class NodeAgentMain implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(NodeAgentMain.class);
 
-  private final KubernetesClient client;
+  /** How long one request to the API server may take (a watch: until its headers). */
+  private static final Duration API_TIMEOUT = Duration.ofSeconds(10);
+
+  private final ApiServer client;
   private final PodResourcesClient kubelet;
   private final NodeAgent agent;
   private final NodeHealthListener health;
 
-  private NodeAgentMain(KubernetesClient client, PodResourcesClient kubelet, NodeAgent agent, NodeHealthListener health) {
+  private NodeAgentMain(ApiServer client, PodResourcesClient kubelet, NodeAgent agent, NodeHealthListener health) {
     this.client = client;
     this.kubelet = kubelet;
     this.agent = agent;
@@ -132,11 +131,13 @@ public final class NodeAgentMain implements AutoCloseable {
     var node = config.nodeName().filter(n -> !n.isBlank()).orElseThrow(() -> new IllegalStateException(
         "gpu-admission.node-agent.node-name is not set: the DaemonSet passes the node's name as GPU_ADMISSION_NODE_AGENT_NODE_NAME"
             + " (fieldRef spec.nodeName)"));
-    var apiServer = settings.getOptionalValue("quarkus.kubernetes-client.api-server-url", String.class);
-    if (!ClusterConnection.available(settings.getOptionalValue("gpu-admission.cluster.enabled", Boolean.class), apiServer)) {
-      throw new IllegalStateException("the node agent needs the API server (in a pod, or KUBECONFIG) to record GPUs on pods");
-    }
-    var client = client(apiServer);
+    var url = settings.getOptionalValue("quarkus.kubernetes-client.api-server-url", String.class)
+        .or(() -> ApiServer.inClusterUrl(System.getenv()))
+        .filter(u -> settings.getOptionalValue("gpu-admission.cluster.enabled", Boolean.class).orElse(true))
+        .orElseThrow(() -> new IllegalStateException("the node agent needs the API server to record GPUs on pods: run it in a pod"
+            + " (KUBERNETES_SERVICE_HOST) or set quarkus.kubernetes-client.api-server-url"));
+    var client = ApiServer.at(url, ApiServer.SERVICE_ACCOUNT,
+        settings.getOptionalValue("quarkus.kubernetes-client.trust-certs", Boolean.class).orElse(false), API_TIMEOUT);
     PodResourcesClient kubelet = null;
     NodeAgent agent = null;
     try {
@@ -159,21 +160,8 @@ public final class NodeAgentMain implements AutoCloseable {
     }
   }
 
-  /**
-   * fabric8's client as it configures itself (in-cluster service account, KUBECONFIG, ~/.kube/config),
-   * on Vert.x' HTTP client, the one the artifact ships (a second client library on the class path
-   * would make fabric8's choice for every other client a coin toss).
-   */
-  private static KubernetesClient client(Optional<String> apiServer) {
-    Config config = Config.autoConfigure(null);
-    if (apiServer.isPresent()) {
-      config = new ConfigBuilder(config).withMasterUrl(apiServer.get()).build();
-    }
-    return new KubernetesClientBuilder().withConfig(config).withHttpClientFactory(new VertxHttpClientFactory()).build();
-  }
-
   /** The device plugin's settings when this node is to have one. */
-  private static Optional<DevicePlugin.Settings> pluginSettings(NodeAgentConfig config, KubernetesClient client, String node) {
+  private static Optional<DevicePlugin.Settings> pluginSettings(NodeAgentConfig config, ApiServer client, String node) {
     var plugin = config.devicePlugin();
     var serve = switch (plugin.serve()) {
       case ALWAYS -> true;
@@ -202,7 +190,7 @@ public final class NodeAgentMain implements AutoCloseable {
     client.close();
   }
 
-  /** The failure and, where it differs, its root cause (fabric8 names the request, not why it failed: "Connection refused"). */
+  /** The failure and, where it differs, its root cause ("Connection refused"). */
   static String reason(Throwable e) {
     var root = e;
     while (root.getCause() != null && root.getCause() != root) {

@@ -37,30 +37,41 @@ public final class ContainerGpus {
 
   private ContainerGpus() {}
 
+  /** A container as the split sees it: its name, whether it is a sidecar (an init container that keeps running), how many GPUs it asks. */
+  public record Slot(String name, boolean sidecar, int gpus) {}
+
   /**
    * The parts of the containers that ask any GPU, in the kubelet's order, dealt from {@code gpus}
    * ({@code count}: how many whole GPUs a container asks); empty when {@code gpus} do not suffice.
    */
   public static Optional<List<Part>> split(Pod pod, List<Integer> gpus, ToIntFunction<Container> count) {
+    var spec = pod.getSpec();
+    var init = new ArrayList<Slot>();
+    var regular = new ArrayList<Slot>();
+    if (spec != null && spec.getInitContainers() != null) {
+      spec.getInitContainers().forEach(c -> init.add(new Slot(c.getName(), PodResources.isSidecar(c), count.applyAsInt(c))));
+    }
+    if (spec != null && spec.getContainers() != null) {
+      spec.getContainers().forEach(c -> regular.add(new Slot(c.getName(), false, count.applyAsInt(c))));
+    }
+    return split(init, regular, gpus);
+  }
+
+  /** The same split for containers named as slots (the node agent's pods, which are not fabric8's). */
+  public static Optional<List<Part>> split(List<Slot> initContainers, List<Slot> containers, List<Integer> gpus) {
     var out = new ArrayList<Part>();
     var fresh = new ArrayList<>(new LinkedHashSet<>(gpus));
     var reusable = new LinkedHashSet<Integer>();
-    var spec = pod.getSpec();
-    var ordered = new ArrayList<Container>();
-    if (spec != null && spec.getInitContainers() != null) {
-      ordered.addAll(spec.getInitContainers());
-    }
+    var ordered = new ArrayList<Slot>(initContainers);
     var regularFrom = ordered.size();
-    if (spec != null && spec.getContainers() != null) {
-      ordered.addAll(spec.getContainers());
-    }
+    ordered.addAll(containers);
     for (int i = 0; i < ordered.size(); i++) {
       var container = ordered.get(i);
-      var need = count.applyAsInt(container);
+      var need = container.gpus();
       if (need <= 0) {
         continue;
       }
-      var plainInit = i < regularFrom && !PodResources.isSidecar(container);
+      var plainInit = i < regularFrom && !container.sidecar();
       var part = new ArrayList<Integer>();
       for (var gpu : reusable) {
         if (part.size() == need) {
@@ -79,7 +90,7 @@ public final class ContainerGpus {
       } else {
         part.forEach(reusable::remove);
       }
-      out.add(new Part(container.getName(), plainInit, part.stream().sorted().toList()));
+      out.add(new Part(container.name(), plainInit, part.stream().sorted().toList()));
     }
     return Optional.of(out);
   }

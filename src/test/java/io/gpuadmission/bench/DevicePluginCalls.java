@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.cluster.MockApiServer;
 import io.gpuadmission.node.FakeDeviceManagerAccess;
+import io.gpuadmission.node.HttpWatchProxy;
 import io.gpuadmission.node.FakeKubelet;
 import io.gpuadmission.node.podresources.v1.PodResources;
 import io.gpuadmission.support.Fixtures;
@@ -73,11 +74,9 @@ public final class DevicePluginCalls {
         return null;
       });
       var others = fullNode(admin);
-      var kubeconfig = work.resolve("kubeconfig");
-      Files.writeString(kubeconfig, "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"" + admin.getMasterUrl()
-          + "\"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
+      var proxy = HttpWatchProxy.start(admin.getMasterUrl().toString());
       var env = new HashMap<String, String>();
-      env.put("KUBECONFIG", kubeconfig.toString());
+      env.put("QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL", NodeAgentFootprint.apiServerUrl(proxy, admin.getMasterUrl().toString()));
       env.put("GPU_ADMISSION_MODE", "node-agent");
       env.put("GPU_ADMISSION_NODE_AGENT_NODE_NAME", NODE);
       env.put("GPU_ADMISSION_NODE_AGENT_SOCKET", podResources.socket().toString());
@@ -88,7 +87,7 @@ public final class DevicePluginCalls {
       env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_PCI_DEVICES", work.resolve("no-sysfs").toString());
       env.put("MALLOC_ARENA_MAX", "1");
       env.put("JAVA_TOOL_OPTIONS", String.join(" ", jvm));
-      try (var agent = PackagedApp.start(work, env, List.of("taskset", "-c", "0"))) {
+      try (proxy; var agent = PackagedApp.start(work, env, List.of("taskset", "-c", "0"))) {
         var deadline = System.nanoTime() + 120_000_000_000L;
         while (kubelet.registrations() == 0 || kubelet.devices() != GPU.length) {
           if (!agent.alive() || System.nanoTime() > deadline) {

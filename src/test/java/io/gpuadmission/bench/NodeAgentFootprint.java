@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.gpuadmission.cluster.MockApiServer;
 import io.gpuadmission.node.FakeDeviceManagerAccess;
 import io.gpuadmission.node.FakeKubelet;
+import io.gpuadmission.node.HttpWatchProxy;
 import io.gpuadmission.node.podresources.v1.PodResources;
 import io.gpuadmission.support.Fixtures;
 import io.gpuadmission.support.PackagedApp;
@@ -74,18 +75,19 @@ public final class NodeAgentFootprint {
         var deviceManager = new FakeDeviceManagerAccess(Files.createDirectories(work.resolve("device-plugins")))) {
       var answer = fullNode(api);
       kubelet.answer(answer.toArray(PodResources[]::new));
-      var kubeconfig = work.resolve("kubeconfig");
+      String mockUrl;
       try (var admin = api.admin()) {
-        Files.writeString(kubeconfig, "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"" + admin.getMasterUrl()
-            + "\"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n");
+        mockUrl = admin.getMasterUrl().toString();
       }
+      var proxy = HttpWatchProxy.start(mockUrl);
+      var apiServer = apiServerUrl(proxy, mockUrl);
       if (Boolean.getBoolean("bench.agent-only")) {
-        System.out.println(measureAgent("agent" + System.getProperty("bench.jvm", ""), jvm, work, kubelet, kubeconfig, "5s", window, settle, api));
+        System.out.println(measureAgent("agent" + System.getProperty("bench.jvm", ""), jvm, work, kubelet, apiServer, "5s", window, settle, api));
         return;
       }
       var floor = measureFloor(jvm, work, window, settle);
-      var idle = measureAgent("agent, one round an hour", jvm, work, kubelet, kubeconfig, "3600s", window, settle, api);
-      var working = measureAgent("agent, a round every 5 s", jvm, work, kubelet, kubeconfig, "5s", window, settle, api);
+      var idle = measureAgent("agent, one round an hour", jvm, work, kubelet, apiServer, "3600s", window, settle, api);
+      var working = measureAgent("agent, a round every 5 s", jvm, work, kubelet, apiServer, "5s", window, settle, api);
       System.out.println(floor);
       System.out.println(idle);
       System.out.println(working);
@@ -143,10 +145,19 @@ public final class NodeAgentFootprint {
     }
   }
 
-  private static Figures measureAgent(String label, List<String> jvm, Path work, FakeKubelet kubelet, Path kubeconfig, String period,
+  /**
+   * Where the agent finds the API server: through the proxy that serves watches as kube-apiserver
+   * does; an earlier build's jar ({@code -Dbench.jar}, whose fabric8 client watches over WebSocket)
+   * talks to the mock itself.
+   */
+  public static String apiServerUrl(HttpWatchProxy proxy, String mockUrl) {
+    return System.getProperty("bench.jar") == null ? proxy.url() : mockUrl;
+  }
+
+  private static Figures measureAgent(String label, List<String> jvm, Path work, FakeKubelet kubelet, String apiServer, String period,
       Duration window, Duration settle, MockApiServer api) throws Exception {
     var env = new HashMap<String, String>();
-    env.put("KUBECONFIG", kubeconfig.toString());
+    env.put("QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL", apiServer);
     env.put("GPU_ADMISSION_MODE", "node-agent");
     env.put("GPU_ADMISSION_NODE_AGENT_NODE_NAME", NODE);
     env.put("GPU_ADMISSION_NODE_AGENT_SOCKET", kubelet.socket().toString());

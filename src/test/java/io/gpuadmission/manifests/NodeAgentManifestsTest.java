@@ -150,7 +150,8 @@ class NodeAgentManifestsTest {
         var admin = api.admin();
         var kubelet = FakeKubelet.start(dir);
         var podResources = new PodResourcesClient(kubelet.socket(), Duration.ofSeconds(2));
-        var client = api.informerClient()) {
+        var proxy = io.gpuadmission.node.HttpWatchProxy.start(admin.getMasterUrl().toString());
+        var client = io.gpuadmission.node.api.ApiServer.at(proxy.url(), dir.resolve("no-service-account"), false, Duration.ofSeconds(5))) {
       admin.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("node/pod-bert-worker-0.yaml")), Pod.class)).create();
       api.answerInstead(request -> {
         if (recording.get()) {

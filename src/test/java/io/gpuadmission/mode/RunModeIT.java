@@ -127,25 +127,22 @@ class RunModeIT {
         requests.add(request.getMethod() + " " + request.getPath());
         return null;
       });
-      var kubeconfig = workingDirectory.resolve("agent-kubeconfig");
+      String apiServer;
       try (var admin = cluster.admin()) {
-        Files.writeString(kubeconfig, """
-            apiVersion: v1
-            kind: Config
-            clusters: [{name: c, cluster: {server: "%s"}}]
-            users: [{name: u, user: {token: t}}]
-            contexts: [{name: x, context: {cluster: c, user: u}}]
-            current-context: x
-            """.formatted(admin.getMasterUrl()));
+        apiServer = admin.getMasterUrl().toString();
       }
       var port = health.getLocalPort();
       health.close();
-      env.put("KUBECONFIG", kubeconfig.toString());
+      // The agent's own client, as kube-apiserver serves watches (a streamed body; the mock serves WebSocket only).
+      var proxy = io.gpuadmission.node.HttpWatchProxy.start(apiServer);
+      env.put("QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL", proxy.url());
       env.put("GPU_ADMISSION_MODE", "node-agent");
       env.put("GPU_ADMISSION_NODE_AGENT_NODE_NAME", "cn-beijing.i-topo-v100-a");
       env.put("GPU_ADMISSION_NODE_AGENT_SOCKET", workingDirectory.resolve("no-kubelet/kubelet.sock").toString());
       env.put("GPU_ADMISSION_NODE_AGENT_HEALTH_PORT", Integer.toString(port));
-      try (var agent = PackagedApp.start(workingDirectory, env)) {
+      var loaded = workingDirectory.resolve("agent-classes.log");
+      env.put("JAVA_TOOL_OPTIONS", "-Xlog:class+load=info:file=" + loaded);
+      try (proxy; var agent = PackagedApp.start(workingDirectory, env)) {
         await().atMost(Duration.ofSeconds(60)).until(() -> agent.stdout().contains(" started in ") || !agent.alive());
         assertThat(agent.stdout()).contains("gpu-admission node agent started in ")
             .contains("(node-agent mode: no Quarkus, no webhook listener, no server informers, no leader election)");
@@ -177,6 +174,8 @@ class RunModeIT {
             own -> assertThat(own).isEqualTo("GET /api/v1/nodes/cn-beijing.i-topo-v100-a"),
             own -> assertThat(own).startsWith("GET /api/v1/namespaces/kube-system/configmaps?").contains("unhealthy-gpu-cn-beijing.i-topo-v100-a")));
         assertThat(agent.alive()).isTrue();
+        // Its own API client: none of fabric8's client or model, nor Vert.x, is loaded in node-agent mode.
+        assertThat(Files.readAllLines(loaded)).isNotEmpty().noneMatch(line -> line.contains(" io.fabric8.") || line.contains(" io.vertx."));
       }
     }
   }

@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.cluster.MockApiServer;
+import io.gpuadmission.node.api.ApiServer;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,8 +14,9 @@ import java.util.List;
 
 /**
  * What the node agent's tests share: the fabric8 mock API server with an admin client, and the
- * agents a test starts on it, each on an informer client of its own and returned once its pod
- * cache has listed; closing it stops them all, then the server.
+ * agents a test starts on it, each on an API client of its own (through {@link HttpWatchProxy}:
+ * the agent watches as kube-apiserver serves watches) and returned once its pod cache has listed;
+ * closing it stops them all, then the server.
  */
 final class AgentTestCluster implements AutoCloseable {
   static final Duration WITHIN = Duration.ofSeconds(20);
@@ -21,11 +24,20 @@ final class AgentTestCluster implements AutoCloseable {
   final MockApiServer api;
   final KubernetesClient admin;
   private final List<NodeAgent> agents = new ArrayList<>();
-  private final List<KubernetesClient> clients = new ArrayList<>();
+  private final List<ApiServer> clients = new ArrayList<>();
+  private final HttpWatchProxy proxy;
 
   private AgentTestCluster(MockApiServer api) {
     this.api = api;
     this.admin = api.admin();
+    this.proxy = HttpWatchProxy.start(admin.getMasterUrl().toString());
+  }
+
+  /** A client of the agent's own kind, as a DaemonSet pod without a service account token would have. */
+  ApiServer client() {
+    var client = ApiServer.at(proxy.url(), Path.of("no-service-account"), false, Duration.ofSeconds(5));
+    clients.add(client);
+    return client;
   }
 
   static AgentTestCluster start() {
@@ -34,8 +46,7 @@ final class AgentTestCluster implements AutoCloseable {
 
   /** An agent on its own client, its rounds run by hand; returned once its pod cache has listed. */
   NodeAgent agent(PodResourcesClient kubelet, DeviceIndex index, NodeAgent.Settings settings) {
-    var client = api.informerClient();
-    clients.add(client);
+    var client = client();
     var agent = NodeAgent.create(client, kubelet, index, settings, Clock.systemUTC());
     agents.add(agent);
     await().atMost(WITHIN).until(agent::podsSynced);
@@ -51,7 +62,8 @@ final class AgentTestCluster implements AutoCloseable {
   @Override
   public void close() {
     agents.forEach(NodeAgent::close);
-    clients.forEach(KubernetesClient::close);
+    clients.forEach(ApiServer::close);
+    proxy.close();
     admin.close();
     api.close();
   }

@@ -1,0 +1,270 @@
+package io.gpuadmission.node.api;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * What an informer's reflector does, for one collection: list it (in pages), then watch from the
+ * list's resourceVersion with bookmarks; each event moves the version on, so a watch the server
+ * ends (its timeout) or a dropped connection resumes where it stopped and misses nothing. A 410
+ * Gone (the version was compacted away) lists again; anything else waits (doubling from {@code
+ * backoff} up to 30 s) and tries again. A line that is not a watch event is skipped by resuming
+ * from the last version read, which the server sends again. A watch the server has not ended 30 s
+ * after its own timeout (a connection cut without a reset) is given up and made again. One thread,
+ * which ends on {@link #close}.
+ */
+public final class ListWatch implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(ListWatch.class);
+  static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+  static final int PAGE = 500;
+  /**
+   * Ends a watch the server should have ended (its timeoutSeconds) and did not: a connection cut
+   * without a reset (a load balancer gone, a network partition) would otherwise leave the agent
+   * on a stale cache for good. One thread for every watch of the process.
+   */
+  private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor(r -> {
+    var thread = new Thread(r, "watch-deadline");
+    thread.setDaemon(true);
+    return thread;
+  });
+
+  /** Receives the collection: a whole list, then each change; called on the watch's thread only. */
+  public interface Handler {
+    /** The objects listed now replace whatever was known. */
+    void listed(List<JsonNode> items);
+
+    void added(JsonNode object);
+
+    void modified(JsonNode object);
+
+    void deleted(JsonNode object);
+  }
+
+  private final ApiServer api;
+  private final String path;
+  private final String selector;
+  private final String what;
+  private final Handler handler;
+  private final Duration backoff;
+  private final Thread thread;
+  /** The server-side length of a watch: at least this, at most twice it; the client gives up {@code grace} later. */
+  private Duration watchLength = Duration.ofMinutes(5);
+  private Duration grace = Duration.ofSeconds(30);
+  private volatile boolean closed;
+  private volatile boolean synced;
+  private volatile BufferedReader watching;
+  private String version;
+  private String problem;
+
+  /**
+   * Watches collection {@code path} (e.g. {@code /api/v1/pods}) with {@code selector} (query
+   * parameters, encoded, or empty); {@code what} names it in the log.
+   */
+  public ListWatch(ApiServer api, String path, String selector, String what, Handler handler, Duration backoff) {
+    this.api = api;
+    this.path = path;
+    this.selector = selector;
+    this.what = what;
+    this.handler = handler;
+    this.backoff = backoff;
+    this.thread = new Thread(this::run, "watch " + what);
+    thread.setDaemon(true);
+  }
+
+  public ListWatch start() {
+    thread.start();
+    return this;
+  }
+
+  /** Whether the first list has been handed over. */
+  public boolean synced() {
+    return synced;
+  }
+
+  private void run() {
+    var wait = backoff;
+    while (!closed) {
+      try {
+        if (version == null) {
+          list();
+        }
+        watch();
+        wait = backoff;
+        recovered();
+      } catch (ApiException e) {
+        if (closed) {
+          return;
+        }
+        if (e.code() == 410) {
+          LOG.debugf("%s: resourceVersion %s expired; listing again", what, version);
+          version = null;
+          continue;
+        }
+        failing(e.getMessage(), wait);
+        if (!pause(wait)) {
+          return;
+        }
+        wait = wait.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : wait.multipliedBy(2);
+      } catch (RuntimeException e) {
+        // The handler's fault, not the server's: said, then the same as an outage.
+        LOG.errorf(e, "%s: handling a change failed", what);
+        if (!pause(wait)) {
+          return;
+        }
+      }
+    }
+  }
+
+  private void list() {
+    var items = new ArrayList<JsonNode>();
+    String next = null;
+    String listVersion;
+    do {
+      var page = api.get(path + "?" + query("limit=" + PAGE + (next == null ? "" : "&continue=" + ApiServer.encode(next))));
+      page.path("items").forEach(items::add);
+      listVersion = page.path("metadata").path("resourceVersion").asText(null);
+      next = page.path("metadata").path("continue").asText("");
+      next = next.isEmpty() ? null : next;
+    } while (next != null && !closed);
+    handler.listed(items);
+    version = listVersion == null || listVersion.isEmpty() ? "0" : listVersion;
+    synced = true;
+    recovered();
+  }
+
+  private void watch() {
+    // As client-go's reflector: a server-side timeout between 5 and 10 minutes, so that watches of
+    // many agents do not all end at once.
+    var timeout = watchLength.toSeconds() + ThreadLocalRandom.current().nextLong(Math.max(1, watchLength.toSeconds()));
+    ScheduledFuture<?> deadline = null;
+    try (var lines = api.watch(path + "?" + query("watch=true&allowWatchBookmarks=true&timeoutSeconds=" + timeout
+        + "&resourceVersion=" + ApiServer.encode(version)))) {
+      watching = lines;
+      deadline = DEADLINES.schedule(() -> {
+        if (watching == lines) {
+          LOG.warnf("%s: the watch outlived its %d s by %d s without the server ending it; watching again", what, timeout,
+              grace.toSeconds());
+          // A read blocked on the JDK client's body ends on an interrupt (closing the reader would wait
+          // for the reader's lock, which the blocked read holds); the watch's thread then closes it.
+          thread.interrupt();
+        }
+      }, timeout * 1000 + grace.toMillis(), TimeUnit.MILLISECONDS);
+      recovered();
+      String line;
+      while (!closed && (line = lines.readLine()) != null) {
+        if (line.isBlank()) {
+          continue;
+        }
+        if (!event(line)) {
+          return;
+        }
+      }
+    } catch (IOException e) {
+      if (!closed) {
+        Thread.interrupted();
+        throw new ApiException("watch of " + what + " broke off: " + e.getMessage(), e);
+      }
+    } finally {
+      watching = null;
+      if (deadline != null) {
+        deadline.cancel(false);
+      }
+    }
+  }
+
+  /** One line of the watch; false when the watch is to be made again from the last version. */
+  private boolean event(String line) {
+    JsonNode event;
+    try {
+      event = Json.read(line);
+    } catch (IOException e) {
+      LOG.warnf("%s: skipped a line that is not a watch event (%s); watching again from resourceVersion %s", what,
+          e instanceof JsonProcessingException json ? json.getOriginalMessage() : e.getMessage(), version);
+      return false;
+    }
+    var type = event.path("type").asText("");
+    var object = event.path("object");
+    if (type.equals("ERROR")) {
+      var code = object.path("code").asInt(0);
+      throw new ApiException(code, object.path("message").asText("watch error") + " (HTTP " + code + ")");
+    }
+    if (!object.isObject()) {
+      LOG.warnf("%s: skipped a watch event without an object (type %s); watching again from resourceVersion %s", what, type, version);
+      return false;
+    }
+    switch (type) {
+      case "ADDED" -> handler.added(object);
+      case "MODIFIED" -> handler.modified(object);
+      case "DELETED" -> handler.deleted(object);
+      case "BOOKMARK" -> { }
+      default -> {
+        LOG.warnf("%s: skipped a watch event of type '%s'; watching again from resourceVersion %s", what, type, version);
+        return false;
+      }
+    }
+    var next = object.path("metadata").path("resourceVersion").asText("");
+    if (!next.isEmpty()) {
+      version = next;
+    }
+    return true;
+  }
+
+  private String query(String more) {
+    return selector.isEmpty() ? more : selector + "&" + more;
+  }
+
+  private void failing(String message, Duration wait) {
+    if (problem == null) {
+      LOG.warnf("%s: %s; trying again, first in %d ms", what, message, wait.toMillis());
+    } else {
+      LOG.debugf("%s: %s", what, message);
+    }
+    problem = message;
+  }
+
+  private void recovered() {
+    if (problem != null) {
+      LOG.infof("%s: the API server answers again", what);
+      problem = null;
+    }
+  }
+
+  /** Waits; whether to go on. An interrupt only wakes it: {@link #close} is what ends the thread. */
+  private boolean pause(Duration wait) {
+    try {
+      Thread.sleep(wait);
+    } catch (InterruptedException e) {
+      // closed, or a watch given up just before it ended by itself
+    }
+    return !closed;
+  }
+
+  /** Shorter watches, for tests: the server ends each after {@code length} to twice that, the client {@code grace} later. */
+  ListWatch watchLength(Duration length, Duration grace) {
+    this.watchLength = length;
+    this.grace = grace;
+    return this;
+  }
+
+  /** The resourceVersion the next watch resumes from (null: the next step lists). */
+  String version() {
+    return version;
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    thread.interrupt();
+  }
+}
