@@ -100,6 +100,48 @@ class ExtenderEndpointTest {
     assertThat(answer.path("Error").asText()).isEmpty();
   }
 
+  /**
+   * What kube-scheduler sends with nodeCacheCapable: false for a pool of 405 feasible nodes, each
+   * with kubelet's 50 images in its status: over 4 MB, more than kube-apiserver's 3 MiB, read and
+   * answered like the small request (the 400 CPU nodes, not shown by the informer, are judged from
+   * the objects sent).
+   */
+  @Test
+  void filterOfFourHundredWholeNodesOverFourMegabytesIsAnswered() {
+    var args = (com.fasterxml.jackson.databind.node.ObjectNode) json(fixture("filter-args-nodes-lowercase.json"));
+    var items = (com.fasterxml.jackson.databind.node.ArrayNode) args.path("nodes").path("items");
+    var cpuNode = items.get(4);
+    for (int i = 0; i < 400; i++) {
+      var copy = cpuNode.deepCopy();
+      ((com.fasterxml.jackson.databind.node.ObjectNode) copy.path("metadata")).put("name", "cn-beijing.i-cpu-" + (1000 + i));
+      items.add(copy);
+    }
+    for (var node : items) {
+      var images = ((com.fasterxml.jackson.databind.node.ObjectNode) node.path("status")).putArray("images");
+      for (int i = 0; i < 50; i++) {
+        var image = images.addObject();
+        image.putArray("names")
+            .add("registry.cn-beijing.aliyuncs.com/acs/image-" + i + "@sha256:" + "%064x".formatted(i))
+            .add("registry.cn-beijing.aliyuncs.com/acs/image-" + i + ":v1.2." + i);
+        image.put("sizeBytes", 123_456_789L + i);
+      }
+    }
+    var body = args.toString();
+    assertThat(body.length()).isGreaterThan(4_000_000);
+
+    var answer = json(post("/extender/filter", body).statusCode(200).extract().asString());
+
+    var expected = json(fixture("filter-node-names.expected.json"));
+    var unresolvable = (com.fasterxml.jackson.databind.node.ObjectNode) expected.path("FailedAndUnresolvableNodes").deepCopy();
+    for (int i = 0; i < 400; i++) {
+      unresolvable.put("cn-beijing.i-cpu-" + (1000 + i), "no GPUs known on this node (no GPU labels or allocatable GPU resources)");
+    }
+    assertThat(answer.path("Nodes").path("items").findValuesAsText("name")).containsExactly("cn-beijing.i-cgpu-v100-a");
+    assertThat(answer.path("FailedNodes")).isEqualTo(expected.path("FailedNodes"));
+    assertThat(answer.path("FailedAndUnresolvableNodes")).isEqualTo(unresolvable);
+    assertThat(answer.path("Error").asText()).isEmpty();
+  }
+
   @Test
   void prioritizeScoresEveryNodeZeroToTen() {
     var answer = post("/gpushare-scheduler/prioritize", fixture("filter-args-node-names.json")).statusCode(200).extract().asString();
