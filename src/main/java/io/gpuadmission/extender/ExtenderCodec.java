@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.admission.JsonProblem;
 import io.gpuadmission.placement.PlacementDecider.NodeScore;
 import io.gpuadmission.preemption.CandidateReview;
 import io.gpuadmission.pod.NullListEntry;
@@ -156,6 +157,8 @@ final class ExtenderCodec {
         throw new MalformedRequest("expected a JSON " + what + ", got null");
       }
       return value;
+    } catch (JsonProcessingException e) {
+      throw new MalformedRequest(JsonProblem.describe(e, "a" + (what.startsWith("E") ? "n " : " ") + what + " object", ""));
     } catch (IOException | IllegalArgumentException e) {
       throw new MalformedRequest("not a JSON " + what + ": " + String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
     }
