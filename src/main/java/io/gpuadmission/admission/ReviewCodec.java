@@ -74,6 +74,11 @@ public final class ReviewCodec {
     if (request.getUid() == null || request.getUid().isBlank()) {
       throw new MalformedReviewException("request.uid is missing");
     }
+    var operation = request.getOperation();
+    if (review.object == null && ("CREATE".equals(operation) || "UPDATE".equals(operation))) {
+      // kube-apiserver always sends the object being created or updated; without it nothing can be judged.
+      throw new MalformedReviewException("request.object is missing: a " + operation + " review carries the object");
+    }
     return new DecodedReview(request, review.object, review.oldObject);
   }
 

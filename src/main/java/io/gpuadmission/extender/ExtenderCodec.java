@@ -9,6 +9,7 @@ import io.gpuadmission.admission.JsonProblem;
 import io.gpuadmission.placement.PlacementDecider.NodeScore;
 import io.gpuadmission.preemption.CandidateReview;
 import io.gpuadmission.pod.NullListEntry;
+import io.gpuadmission.pod.QuantitySyntax;
 import io.gpuadmission.policy.KubernetesNames;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -42,6 +43,9 @@ final class ExtenderCodec {
     if (args.nodeNames() == null && (args.nodes() == null || args.nodes().getItems() == null)) {
       throw new MalformedRequest("ExtenderArgs without NodeNames or Nodes");
     }
+    QuantitySyntax.problem(args.pod()).ifPresent(problem -> {
+      throw new MalformedRequest("Pod \"" + args.pod().getMetadata().getName() + "\": " + problem);
+    });
     var names = names(args);
     for (int i = 0; i < names.size(); i++) {
       if (names.get(i) == null || names.get(i).isBlank()) {
@@ -68,6 +72,9 @@ final class ExtenderCodec {
     if (args.pod() == null || args.pod().getMetadata() == null) {
       throw new MalformedRequest("ExtenderPreemptionArgs without a Pod (expected {\"Pod\": {...}, \"NodeNameToMetaVictims\": {...}})");
     }
+    QuantitySyntax.problem(args.pod()).ifPresent(problem -> {
+      throw new MalformedRequest("Pod \"" + args.pod().getMetadata().getName() + "\": " + problem);
+    });
     var candidates = new LinkedHashMap<String, CandidateReview.Candidate>();
     if (args.nodeNameToMetaVictims() != null) {
       args.nodeNameToMetaVictims().forEach((node, victims) -> candidates.put(node(node), candidate(node, victims == null ? null : victims.pods(),

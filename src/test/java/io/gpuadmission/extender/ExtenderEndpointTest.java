@@ -365,8 +365,8 @@ class ExtenderEndpointTest {
 
     assertThat(json(post("/extender/filter", badQuantity).statusCode(400).extract().asString()).path("Error").asText())
         .isEqualTo(
-            "cannot read the pod in the request: NumberFormatException: Character a is neither a decimal digit number,"
-                + " decimal point, nor \"e\" notation exponential mark.");
+            "Pod \"p\": container \"c\": resources.limits[\"aliyun.com/gpu-mem\"] is \"abc\", not a quantity (a quantity is a"
+                + " number with an optional suffix, such as 2, 500m, 16Gi or 1e3)");
     assertThat(json(post("/extender/prioritize", nullContainer).statusCode(400).extract().asString()).path("Error").asText())
         .isEqualTo("Pod.spec.containers[0] is null: an entry of a list cannot be empty (remove it, or give it its fields)");
     // The check reads only the Pod, wherever it stands among the arguments.
