@@ -24,8 +24,8 @@ public class HeapHealthCheck implements HealthCheck {
     var response = HealthCheckResponse.named("heap")
         .up()
         .withData("short", heap.isShort())
-        // The heap as -Xmx and the docs count it (all of it), and the pool the ratio is of: with the
-        // serial collector the old generation is two thirds of it (922 and 614 MiB in the shipped 1536Mi).
+        // The heap objects can use (the docs' 922 MiB less the survivor space kept empty: 891), and the
+        // pool the ratio is of: with the serial collector the old generation, two thirds (614).
         .withData("heapMaxMiB", java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getMax() >> 20)
         .withData("oldGenerationMaxMiB", heap.maxBytes() >> 20);
     heap.liveRatio().ifPresent(ratio -> response.withData("liveAfterGcPercent", Math.round(ratio * 100)));
