@@ -47,6 +47,12 @@ public class AdmissionResource {
 
   private Response answer(byte[] body, String endpoint, Function<DecodedReview, AdmissionResponse> service) {
     var start = System.nanoTime();
+    if (body != null && body.length > BodySizeLimit.LIMIT) {
+      // Only a chunked body gets here (BodySizeLimit refused a declared one unread).
+      metrics.record(endpoint, Outcome.MALFORMED, start);
+      return Response.status(413).type(MediaType.APPLICATION_JSON)
+          .entity(BodySizeLimit.tooLarge("chunked request body of " + body.length + " bytes")).build();
+    }
     try {
       return Response.ok(ReviewCodec.encode(service.apply(ReviewCodec.decode(body)))).build();
     } catch (MalformedReviewException e) {

@@ -10,6 +10,7 @@ import io.gpuadmission.cluster.GpuModelCatalog;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.mutation.MutationContext;
 import io.gpuadmission.mutation.PodMutator;
+import io.gpuadmission.pod.QuantitySyntax;
 import io.gpuadmission.policy.FailureModePolicy.FailureMode;
 import io.gpuadmission.policy.PolicyStore;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -69,7 +70,13 @@ public class MutationService {
       return Responses.deny(review.uid(), "BadRequest", "Pod \"" + review.objectName() + "\": " + malformed.get(), List.of());
     }
     try {
-      var result = mutator.mutate(review.pod(), new MutationContext(review.namespace(), policy, models.get()));
+      var pod = review.pod();
+      var badQuantity = QuantitySyntax.problem(pod);
+      if (badQuantity.isPresent()) {
+        metrics.record(ENDPOINT, Outcome.MALFORMED, start);
+        return Responses.deny(review.uid(), "BadRequest", "Pod \"" + review.objectName() + "\": " + badQuantity.get(), List.of());
+      }
+      var result = mutator.mutate(pod, new MutationContext(review.namespace(), policy, models.get()));
       result.changedRules().forEach(rule -> metrics.ruleApplied(ENDPOINT, rule));
       if (!result.changed()) {
         metrics.record(ENDPOINT, Outcome.ALLOWED, start);

@@ -38,9 +38,10 @@ public final class ReviewCodec {
         throw new MalformedReviewException("body is not a JSON object: expected an AdmissionReview");
       }
       review.read(parser);
+    } catch (JsonProcessingException e) {
+      throw new MalformedReviewException("body is " + JsonProblem.describe(e, "an AdmissionReview object", ""));
     } catch (IOException e) {
-      var detail = e instanceof JsonProcessingException p ? p.getOriginalMessage() : e.getMessage();
-      throw new MalformedReviewException("body is not JSON: " + firstLine(detail));
+      throw new MalformedReviewException("body is not JSON: " + firstLine(e.getMessage()));
     }
     var envelope = review.envelope;
     if (!"AdmissionReview".equals(envelope.path("kind").asText())) {
@@ -62,12 +63,21 @@ public final class ReviewCodec {
     try (var fields = review.request.asParser(MAPPER)) {
       request = MAPPER.readValue(fields, AdmissionRequest.class);
     } catch (JsonProcessingException e) {
-      throw new MalformedReviewException("request is malformed: " + firstLine(e.getOriginalMessage()));
+      // Where in the request: the tokens were copied out of the body, so their lines are not the body's.
+      var problem = JsonProblem.describe(e, "an AdmissionRequest object", "request");
+      var at = JsonProblem.at(e.getLocation());
+      throw new MalformedReviewException("request is malformed: "
+          + (at.isEmpty() || !problem.endsWith(at) ? problem : problem.substring(0, problem.length() - at.length())));
     } catch (IOException e) {
       throw new IllegalStateException("tokens in memory always read", e);
     }
     if (request.getUid() == null || request.getUid().isBlank()) {
       throw new MalformedReviewException("request.uid is missing");
+    }
+    var operation = request.getOperation();
+    if (review.object == null && ("CREATE".equals(operation) || "UPDATE".equals(operation))) {
+      // kube-apiserver always sends the object being created or updated; without it nothing can be judged.
+      throw new MalformedReviewException("request.object is missing: a " + operation + " review carries the object");
     }
     return new DecodedReview(request, review.object, review.oldObject);
   }

@@ -8,6 +8,7 @@ import io.gpuadmission.cluster.InformerClusterView;
 import io.gpuadmission.cluster.NodeInventory;
 import io.gpuadmission.cluster.PodInventory;
 import io.gpuadmission.cluster.WebhookNamespace;
+import io.gpuadmission.pod.QuantitySyntax;
 import io.gpuadmission.policy.FailureModePolicy.FailureMode;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.policy.InvalidPolicyException;
@@ -130,6 +131,10 @@ public class ValidationService {
           return malformed(review, malformed.get(), start);
         }
         var typed = review.pod();
+        var badQuantity = QuantitySyntax.problem(typed);
+        if (badQuantity.isPresent()) {
+          return malformed(review, badQuantity.get(), start);
+        }
         var labels = typed.getMetadata().getLabels();
         if (labels != null && "true".equals(labels.get(policy.optOutLabel()))) {
           return allow(review, List.of(), start);

@@ -5,9 +5,11 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.admission.JsonProblem;
 import io.gpuadmission.placement.PlacementDecider.NodeScore;
 import io.gpuadmission.preemption.CandidateReview;
 import io.gpuadmission.pod.NullListEntry;
+import io.gpuadmission.pod.QuantitySyntax;
 import io.gpuadmission.policy.KubernetesNames;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -41,6 +43,9 @@ final class ExtenderCodec {
     if (args.nodeNames() == null && (args.nodes() == null || args.nodes().getItems() == null)) {
       throw new MalformedRequest("ExtenderArgs without NodeNames or Nodes");
     }
+    QuantitySyntax.problem(args.pod()).ifPresent(problem -> {
+      throw new MalformedRequest("Pod \"" + args.pod().getMetadata().getName() + "\": " + problem);
+    });
     var names = names(args);
     for (int i = 0; i < names.size(); i++) {
       if (names.get(i) == null || names.get(i).isBlank()) {
@@ -67,6 +72,9 @@ final class ExtenderCodec {
     if (args.pod() == null || args.pod().getMetadata() == null) {
       throw new MalformedRequest("ExtenderPreemptionArgs without a Pod (expected {\"Pod\": {...}, \"NodeNameToMetaVictims\": {...}})");
     }
+    QuantitySyntax.problem(args.pod()).ifPresent(problem -> {
+      throw new MalformedRequest("Pod \"" + args.pod().getMetadata().getName() + "\": " + problem);
+    });
     var candidates = new LinkedHashMap<String, CandidateReview.Candidate>();
     if (args.nodeNameToMetaVictims() != null) {
       args.nodeNameToMetaVictims().forEach((node, victims) -> candidates.put(node(node), candidate(node, victims == null ? null : victims.pods(),
@@ -156,6 +164,8 @@ final class ExtenderCodec {
         throw new MalformedRequest("expected a JSON " + what + ", got null");
       }
       return value;
+    } catch (JsonProcessingException e) {
+      throw new MalformedRequest(JsonProblem.describe(e, "a" + (what.startsWith("E") ? "n " : " ") + what + " object", ""));
     } catch (IOException | IllegalArgumentException e) {
       throw new MalformedRequest("not a JSON " + what + ": " + String.valueOf(e.getMessage()).lines().findFirst().orElse(""));
     }

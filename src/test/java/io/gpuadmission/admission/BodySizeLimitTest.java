@@ -109,27 +109,98 @@ class BodySizeLimitTest {
     }
   }
 
-  /** The extender's paths are held to the same limit; the reason names kube-scheduler's request. */
-  @org.junit.jupiter.api.Test
-  void refusesLargerExtenderBodyNamingTheScheduler() throws Exception {
+  /** Sends the head of a request declaring {@code declared} bytes (and 64 KiB of it), and answers "status body". */
+  private String declareAndAnswer(String path, long declared) throws Exception {
     var client = vertx.createHttpClient(new HttpClientOptions().setSsl(true).setTrustAll(true).setVerifyHost(false)
         .setUseAlpn(true).setProtocolVersion(HttpVersion.HTTP_1_1).setDefaultHost(base.getHost()).setDefaultPort(base.getPort()));
     try {
-      var answer = client.request(HttpMethod.POST, "/extender/filter")
+      return client.request(HttpMethod.POST, path)
           .compose(request -> {
-            request.putHeader("content-type", "application/json").putHeader("content-length", String.valueOf(LIMIT + 1));
+            request.putHeader("content-type", "application/json").putHeader("content-length", String.valueOf(declared));
             request.write(Buffer.buffer(new byte[64 * 1024]));
             return request.response();
           })
           .compose(response -> response.body().map(text -> response.statusCode() + " " + text))
           .toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-
-      assertThat(answer).isEqualTo("413 "
-          + "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"code\":413,\"message\":\"request body of 3145729 bytes is"
-          + " larger than the 3145728-byte limit; kube-scheduler never sends an extender request over 3 MiB\","
-          + "\"reason\":\"RequestEntityTooLarge\",\"status\":\"Failure\"}");
     } finally {
       client.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
     }
+  }
+
+  private static final String TOO_LARGE_FOR_THE_EXTENDER =
+      "request body of 134217729 bytes is larger than the extender's 134217728-byte limit"
+          + " (gpu-admission.extender.max-body-size): with nodeCacheCapable: false kube-scheduler sends every feasible Node"
+          + " whole; set nodeCacheCapable: true in its extender configuration (it then sends node names only), or raise the"
+          + " limit together with the Deployment's memory limit";
+
+  /**
+   * kube-scheduler puts no cap on its requests: the extender's paths have their own, larger limit
+   * (128 MiB), and a body over it is answered in the verb's own result with Error set, which
+   * kube-scheduler logs and reports on the pod, and counted.
+   */
+  @org.junit.jupiter.api.Test
+  void refusesExtenderBodyOverItsOwnLimitInTheVerbsAnswerAndCountsIt() throws Exception {
+    var before = tooLarge("filter");
+
+    assertThat(declareAndAnswer("/extender/filter", 128L * 1024 * 1024 + 1)).isEqualTo("200 "
+        + "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},\"Error\":\""
+        + TOO_LARGE_FOR_THE_EXTENDER + "\"}");
+    assertThat(declareAndAnswer("/gpushare-scheduler/bind", 128L * 1024 * 1024 + 1)).isEqualTo("200 {\"Error\":\"" + TOO_LARGE_FOR_THE_EXTENDER + "\"}");
+    // HostPriorityList has no Error field: kube-scheduler logs the status code.
+    assertThat(declareAndAnswer("/extender/prioritize", 128L * 1024 * 1024 + 1)).isEqualTo("413 {\"Error\":\"" + TOO_LARGE_FOR_THE_EXTENDER + "\"}");
+    assertThat(tooLarge("filter")).isEqualTo(before + 1);
+  }
+
+  /** An extender body over 3 MiB (kube-apiserver's cap, not kube-scheduler's) is read and judged. */
+  @org.junit.jupiter.api.Test
+  void readsExtenderBodyOverThreeMebibytes() throws Exception {
+    // Not JSON: judged (400 with a reason), so it was read, not refused for its size.
+    var answer = io.gpuadmission.support.SchedulerCaller.given().baseUri(base.toString()).contentType("application/json")
+        .body(new byte[LIMIT + 1]).post("/extender/filter");
+
+    assertThat(answer.statusCode()).isEqualTo(400);
+    assertThat(answer.jsonPath().getString("Error")).isNotBlank();
+  }
+
+  /**
+   * A chunked body (no Content-Length) is counted as it comes: over 3 MiB on an admission path it
+   * gets the same Status as a declared one; within it, it is answered.
+   */
+  @org.junit.jupiter.api.Test
+  void refusesChunkedReviewOverThreeMebibytesWithTheStatusAndAnswersASmallerOne() throws Exception {
+    assertThat(chunked("/mutate", reviewOfSize(LIMIT + 1))).isEqualTo("413 "
+        + "{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"code\":413,\"message\":\"chunked request body of 3145729 bytes is"
+        + " larger than the 3145728-byte limit; kube-apiserver never sends an AdmissionReview over 3 MiB\","
+        + "\"reason\":\"RequestEntityTooLarge\",\"status\":\"Failure\"}");
+    assertThat(chunked("/mutate", reviewOfSize(LIMIT))).startsWith("200 ").contains("\"uid\":\"3f0b7d5e-1c2a-4b8e-9d6f-0a1b2c3d4e5f\"");
+  }
+
+  /** Posts {@code body} chunked (no Content-Length) and answers "status body". */
+  private String chunked(String path, byte[] body) throws Exception {
+    var client = vertx.createHttpClient(new HttpClientOptions().setSsl(true).setTrustAll(true).setVerifyHost(false)
+        .setUseAlpn(true).setProtocolVersion(HttpVersion.HTTP_1_1).setDefaultHost(base.getHost()).setDefaultPort(base.getPort()));
+    try {
+      return client.request(HttpMethod.POST, path)
+          .compose(request -> {
+            request.putHeader("content-type", "application/json").setChunked(true);
+            for (int at = 0; at < body.length; at += 256 * 1024) {
+              request.write(Buffer.buffer(java.util.Arrays.copyOfRange(body, at, Math.min(body.length, at + 256 * 1024))));
+            }
+            request.end();
+            return request.response();
+          })
+          .compose(response -> response.body().map(text -> response.statusCode() + " " + text))
+          .toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+    } finally {
+      client.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
+    }
+  }
+
+  /** gpu_admission_extender_requests_total for {@code verb} and outcome too_large (0 before the first). */
+  private double tooLarge(String verb) {
+    var metrics = io.gpuadmission.support.WebhookCalls.metrics(base);
+    var line = java.util.regex.Pattern.compile(
+        "(?m)^gpu_admission_extender_requests_total\\{outcome=\"too_large\",verb=\"" + verb + "\"\\} (\\S+)$").matcher(metrics);
+    return line.find() ? Double.parseDouble(line.group(1)) : 0;
   }
 }

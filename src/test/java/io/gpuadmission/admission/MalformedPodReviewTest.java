@@ -84,6 +84,42 @@ class MalformedPodReviewTest {
         .isEqualTo("Pod \"pytorch-dist-nccl-worker-0\": " + field + " is missing or not an object: a pod cannot be judged without it");
   }
 
+  /**
+   * kube-apiserver cannot decode a pod whose quantity is no quantity, so only another client sends
+   * one: both endpoints refuse it alike, naming the container, the resource and the value (neither
+   * patches it nor answers "could not judge").
+   */
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"mutate", "validate"})
+  void refusesAPodWhoseQuantityIsNoQuantityNamingWhere(String endpoint) throws IOException {
+    var review = Fixtures.jsonTree(Fixtures.path("reviews/pod-topology-worker.json")).deepCopy();
+    ((ObjectNode) review.at("/request/object/spec/containers/0/resources/limits")).put("aliyun.com/gpu-mem", "lots");
+
+    var response = post(endpoint, review);
+
+    assertThat(response.path("allowed").asBoolean()).isFalse();
+    assertThat(response.has("patch")).isFalse();
+    assertThat(response.path("status").path("code").asInt()).isEqualTo(403);
+    assertThat(response.path("status").path("reason").asText()).isEqualTo("BadRequest");
+    assertThat(response.path("status").path("message").asText()).isEqualTo("Pod \"pytorch-dist-nccl-worker-0\": container \"pytorch\":"
+        + " resources.limits[\"aliyun.com/gpu-mem\"] is \"lots\", not a quantity (a quantity is a number with an optional suffix,"
+        + " such as 2, 500m, 16Gi or 1e3)");
+  }
+
+  /** A CREATE or UPDATE without its object is no review kube-apiserver sends: 400 with the reason. */
+  @ParameterizedTest(name = "{0} {1}")
+  @CsvSource({"mutate, CREATE", "validate, CREATE", "validate, UPDATE"})
+  void refusesACreateOrUpdateWithoutItsObjectWith400(String endpoint, String operation) {
+    var review = Fixtures.jsonTree(Fixtures.path("reviews/pod-topology-worker.json")).deepCopy();
+    ((ObjectNode) review.path("request")).put("operation", operation).putNull("object");
+
+    var answer = given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(review.toString())
+        .post("/" + endpoint).then().statusCode(400).extract().asString();
+
+    assertThat(answer).isEqualTo("{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"code\":400,\"message\":\"request.object is "
+        + "missing: a " + operation + " review carries the object\",\"reason\":\"BadRequest\",\"status\":\"Failure\"}");
+  }
+
   @Test
   void refusesAWorkloadWhosePodTemplateHasNoSpec() throws IOException {
     var review = Fixtures.jsonTree(Fixtures.path("reviews/deployment-tf-notebook.json")).deepCopy();

@@ -64,7 +64,8 @@ class MutateEndpointTest {
         .body(
             "message",
             equalTo(
-                "body is not JSON: Unexpected character ('n' (code 110)): was expecting double-quote to start field name"));
+                "body is not JSON: Unexpected character ('n' (code 110)): was expecting double-quote to start field name"
+                    + " at line 1, column 2"));
   }
 
   @Test

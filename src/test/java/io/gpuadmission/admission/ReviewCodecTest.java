@@ -77,7 +77,7 @@ class ReviewCodecTest {
   void reportsSyntaxErrorInsideTheObjectAsNotJson() {
     assertThatThrownBy(() -> decode(review("{\"uid\":\"u\",\"object\":{\"metadata\":{name:1}}}")))
         .isInstanceOf(MalformedReviewException.class)
-        .hasMessage("body is not JSON: Unexpected character ('n' (code 110)): was expecting double-quote to start field name");
+        .hasMessage("body is not JSON: Unexpected character ('n' (code 110)): was expecting double-quote to start field name at line 1, column 105");
   }
 
   @Test
@@ -93,7 +93,12 @@ class ReviewCodecTest {
     assertThatThrownBy(() -> decode(review("{\"uid\":{\"a\":1}}"))).hasMessage("request.uid is object: expected a string");
     assertThat(decode(review("{\"uid\":7,\"uid\":\"u\"}")).uid()).as("the last of repeated keys").isEqualTo("u");
     assertThatThrownBy(() -> decode(review("{\"uid\":\"u\",\"uid\":[]}"))).hasMessage("request.uid is array: expected a string");
-    assertThatThrownBy(() -> decode(review("{\"uid\":\"u\",\"dryRun\":\"often\"}"))).hasMessageStartingWith("request is malformed: ");
+    assertThatThrownBy(() -> decode(review("{\"uid\":\"u\",\"dryRun\":\"often\"}")))
+        .hasMessage("request is malformed: request.dryRun: expected true or false, got the string \"often\"");
+    assertThatThrownBy(() -> decode(review("{\"uid\":\"u\",\"kind\":[]}")))
+        .hasMessage("request is malformed: request.kind: expected a GroupVersionKind object, got an array");
+    assertThatThrownBy(() -> decode("{\"request\":{\"uid\":\"u\"")).hasMessage(
+        "body is not JSON: Unexpected end-of-input: expected close marker for Object (start marker at line 1, column 12) at line 1, column 22");
   }
 
   @Test

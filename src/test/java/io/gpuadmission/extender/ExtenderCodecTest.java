@@ -83,7 +83,7 @@ class ExtenderCodecTest {
     assertThat(ExtenderCodec.args(bytes("{\"Pod\":" + POD + ",\"NodeNames\":[1,true]}")).nodeNames()).containsExactly("1", "true");
     assertThat(catchThrowable(() -> ExtenderCodec.args(bytes("{\"Pod\":\"x\",\"NodeNames\":[\"a\"]}"))))
         .isInstanceOf(ExtenderCodec.MalformedRequest.class)
-        .hasMessageStartingWith("not a JSON ExtenderArgs: Cannot construct instance of `io.fabric8.kubernetes.api.model.Pod`");
+        .hasMessage("Pod: expected a Pod object, got the string \"x\" at line 1, column 8");
     assertThat(catchThrowable(() -> ExtenderCodec.args(bytes("null")))).hasMessage("expected a JSON ExtenderArgs, got null");
     assertThat(catchThrowable(() -> ExtenderCodec.args(bytes("")))).hasMessage("empty body: expected a JSON ExtenderArgs");
   }

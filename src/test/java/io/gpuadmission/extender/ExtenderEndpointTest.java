@@ -100,6 +100,48 @@ class ExtenderEndpointTest {
     assertThat(answer.path("Error").asText()).isEmpty();
   }
 
+  /**
+   * What kube-scheduler sends with nodeCacheCapable: false for a pool of 405 feasible nodes, each
+   * with kubelet's 50 images in its status: over 4 MB, more than kube-apiserver's 3 MiB, read and
+   * answered like the small request (the 400 CPU nodes, not shown by the informer, are judged from
+   * the objects sent).
+   */
+  @Test
+  void filterOfFourHundredWholeNodesOverFourMegabytesIsAnswered() {
+    var args = (com.fasterxml.jackson.databind.node.ObjectNode) json(fixture("filter-args-nodes-lowercase.json"));
+    var items = (com.fasterxml.jackson.databind.node.ArrayNode) args.path("nodes").path("items");
+    var cpuNode = items.get(4);
+    for (int i = 0; i < 400; i++) {
+      var copy = cpuNode.deepCopy();
+      ((com.fasterxml.jackson.databind.node.ObjectNode) copy.path("metadata")).put("name", "cn-beijing.i-cpu-" + (1000 + i));
+      items.add(copy);
+    }
+    for (var node : items) {
+      var images = ((com.fasterxml.jackson.databind.node.ObjectNode) node.path("status")).putArray("images");
+      for (int i = 0; i < 50; i++) {
+        var image = images.addObject();
+        image.putArray("names")
+            .add("registry.cn-beijing.aliyuncs.com/acs/image-" + i + "@sha256:" + "%064x".formatted(i))
+            .add("registry.cn-beijing.aliyuncs.com/acs/image-" + i + ":v1.2." + i);
+        image.put("sizeBytes", 123_456_789L + i);
+      }
+    }
+    var body = args.toString();
+    assertThat(body.length()).isGreaterThan(4_000_000);
+
+    var answer = json(post("/extender/filter", body).statusCode(200).extract().asString());
+
+    var expected = json(fixture("filter-node-names.expected.json"));
+    var unresolvable = (com.fasterxml.jackson.databind.node.ObjectNode) expected.path("FailedAndUnresolvableNodes").deepCopy();
+    for (int i = 0; i < 400; i++) {
+      unresolvable.put("cn-beijing.i-cpu-" + (1000 + i), "no GPUs known on this node (no GPU labels or allocatable GPU resources)");
+    }
+    assertThat(answer.path("Nodes").path("items").findValuesAsText("name")).containsExactly("cn-beijing.i-cgpu-v100-a");
+    assertThat(answer.path("FailedNodes")).isEqualTo(expected.path("FailedNodes"));
+    assertThat(answer.path("FailedAndUnresolvableNodes")).isEqualTo(unresolvable);
+    assertThat(answer.path("Error").asText()).isEmpty();
+  }
+
   @Test
   void prioritizeScoresEveryNodeZeroToTen() {
     var answer = post("/gpushare-scheduler/prioritize", fixture("filter-args-node-names.json")).statusCode(200).extract().asString();
@@ -295,7 +337,7 @@ class ExtenderEndpointTest {
 
   @Test
   void malformedBodiesGet400WithAReason() {
-    assertThat(post("/extender/filter", "{").statusCode(400).extract().asString()).startsWith("{\"Error\":\"not a JSON ExtenderArgs: ");
+    assertThat(post("/extender/filter", "{").statusCode(400).extract().asString()).isEqualTo("{\"Error\":\"not JSON: Unexpected end-of-input: expected close marker for Object (start marker at line 1, column 1) at line 1, column 2\"}");
     assertThat(json(post("/extender/filter", "{\"NodeNames\":[\"a\"]}").statusCode(400).extract().asString()))
         .isEqualTo(json("{\"Error\":\"ExtenderArgs without a Pod (expected {\\\"Pod\\\": {...}, \\\"NodeNames\\\": [...]})\"}"));
     assertThat(json(post("/extender/prioritize", "{\"Pod\":{\"metadata\":{\"name\":\"p\"}}}").statusCode(400).extract().asString()))
@@ -308,7 +350,8 @@ class ExtenderEndpointTest {
         .isEqualTo(json("{\"Error\":\"PodName \\\"p/../x\\\" is not a pod name (a DNS subdomain)\"}"));
     assertThat(json(post("/extender/bind", "{\"PodName\":\"p\",\"PodNamespace\":\"Default\",\"PodUID\":\"u\",\"Node\":\"n\"}").statusCode(400).extract().asString()))
         .isEqualTo(json("{\"Error\":\"PodNamespace \\\"Default\\\" is not a namespace name (a DNS label)\"}"));
-    assertThat(json(post("/extender/bind", "[]").statusCode(400).extract().asString()).path("Error").asText()).startsWith("not a JSON ExtenderBindingArgs: ");
+    assertThat(json(post("/extender/bind", "[]").statusCode(400).extract().asString()).path("Error").asText())
+        .isEqualTo("expected an ExtenderBindingArgs object, got an array at line 1, column 1");
   }
 
   @Test
@@ -322,8 +365,8 @@ class ExtenderEndpointTest {
 
     assertThat(json(post("/extender/filter", badQuantity).statusCode(400).extract().asString()).path("Error").asText())
         .isEqualTo(
-            "cannot read the pod in the request: NumberFormatException: Character a is neither a decimal digit number,"
-                + " decimal point, nor \"e\" notation exponential mark.");
+            "Pod \"p\": container \"c\": resources.limits[\"aliyun.com/gpu-mem\"] is \"abc\", not a quantity (a quantity is a"
+                + " number with an optional suffix, such as 2, 500m, 16Gi or 1e3)");
     assertThat(json(post("/extender/prioritize", nullContainer).statusCode(400).extract().asString()).path("Error").asText())
         .isEqualTo("Pod.spec.containers[0] is null: an entry of a list cannot be empty (remove it, or give it its fields)");
     // The check reads only the Pod, wherever it stands among the arguments.
