@@ -44,7 +44,7 @@ public class BodySizeLimit {
   }
 
   /** The request's Content-Length, or -1 when it has none (chunked) or an unreadable one. */
-  private static long declaredLength(RoutingContext context) {
+  public static long declaredLength(RoutingContext context) {
     var declared = context.request().getHeader(HttpHeaders.CONTENT_LENGTH);
     try {
       return declared == null ? -1 : Long.parseLong(declared.trim());

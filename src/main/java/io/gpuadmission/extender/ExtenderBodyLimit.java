@@ -1,5 +1,6 @@
 package io.gpuadmission.extender;
 
+import io.gpuadmission.admission.BodySizeLimit;
 import io.gpuadmission.admission.RefusedBody;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.vertx.core.http.HttpHeaders;
@@ -51,7 +52,7 @@ public class ExtenderBodyLimit {
 
   private void check(RoutingContext context) {
     var path = context.normalizedPath();
-    var length = declaredLength(context);
+    var length = BodySizeLimit.declaredLength(context);
     if (!covers(path) || length <= limit) {
       context.next();
       return;
@@ -79,16 +80,6 @@ public class ExtenderBodyLimit {
       LOG.warnf("extender %s refused: %s%s", verb, message, before == 0 ? "" : " (" + before + " more refused since the last such line)");
     } else {
       unlogged.incrementAndGet();
-    }
-  }
-
-  /** The request's Content-Length, or -1 when it has none (chunked) or an unreadable one. */
-  private static long declaredLength(RoutingContext context) {
-    var declared = context.request().getHeader(HttpHeaders.CONTENT_LENGTH);
-    try {
-      return declared == null ? -1 : Long.parseLong(declared.trim());
-    } catch (NumberFormatException unreadable) {
-      return -1;
     }
   }
 }
