@@ -63,7 +63,12 @@ public final class ApiServer implements AutoCloseable {
 
   /** The API server at {@code url}: {@code serviceAccount}'s token and CA where present, or any certificate when {@code trustCerts}. */
   public static ApiServer at(String url, Path serviceAccount, boolean trustCerts, Duration requestTimeout) {
-    var base = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
+    URI base;
+    try {
+      base = new URI(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalArgumentException("quarkus.kubernetes-client.api-server-url " + url + ": not a URL (" + e.getMessage() + ")", e);
+    }
     if (!"http".equals(base.getScheme()) && !"https".equals(base.getScheme())) {
       throw new IllegalArgumentException("quarkus.kubernetes-client.api-server-url " + url + ": not an http or https URL");
     }

@@ -18,9 +18,11 @@ import org.jboss.logging.Logger;
  * What an informer's reflector does, for one collection: list it (in pages), then watch from the
  * list's resourceVersion with bookmarks; each event moves the version on, so a watch the server
  * ends (its timeout) or a dropped connection resumes where it stopped and misses nothing. A 410
- * Gone (the version was compacted away) lists again; anything else waits (doubling from {@code
- * backoff} up to 30 s) and tries again. A line that is not a watch event is skipped by resuming
- * from the last version read, which the server sends again. A watch the server has not ended 30 s
+ * Gone (the version was compacted away) lists again at once, a second one before any event lists
+ * again after a wait; anything else waits (doubling from {@code backoff} up to 30 s) and tries
+ * again, and so does a watch that ends within a second without an event (the server answering
+ * every watch at once must not be asked hundreds of times a second). A line that is not a watch
+ * event is skipped by resuming from the last version read, after the same wait. A watch the server has not ended 30 s
  * after its own timeout (a connection cut without a reset) is given up and made again. One thread,
  * which ends on {@link #close}.
  */
@@ -28,6 +30,8 @@ public final class ListWatch implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(ListWatch.class);
   static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
   static final int PAGE = 500;
+  /** A watch that ends sooner without an event is an error to wait on (client-go's reflector: 1 s). */
+  static final Duration SHORT_WATCH = Duration.ofSeconds(1);
   /**
    * Ends a watch the server should have ended (its timeoutSeconds) and did not: a connection cut
    * without a reset (a load balancer gone, a network partition) would otherwise leave the agent
@@ -66,6 +70,8 @@ public final class ListWatch implements AutoCloseable {
   private volatile BufferedReader watching;
   private String version;
   private String problem;
+  /** Whether the last list was made for a 410 and no event has come since: a second 410 then waits. */
+  private boolean relisted;
 
   /**
    * Watches collection {@code path} (e.g. {@code /api/v1/pods}) with {@code selector} (query
@@ -99,30 +105,38 @@ public final class ListWatch implements AutoCloseable {
         if (version == null) {
           list();
         }
-        watch();
-        wait = backoff;
-        recovered();
+        if (watch()) {
+          wait = backoff;
+          recovered();
+          continue;
+        }
+        // A watch that ended without one event (at once, or on a line that is not an event, which
+        // the server will send again): as client-go's reflector treats a very short watch, an error
+        // to wait on, or a server that answers every watch so would be asked hundreds of times a second.
+        failing("the watch ended at once without an event", wait);
       } catch (ApiException e) {
         if (closed) {
           return;
         }
-        if (e.code() == 410) {
+        if (e.code() == 410 && !relisted) {
           LOG.debugf("%s: resourceVersion %s expired; listing again", what, version);
           version = null;
+          relisted = true;
           continue;
         }
-        failing(e.getMessage(), wait);
-        if (!pause(wait)) {
-          return;
+        if (e.code() == 410) {
+          // Expired again with no event since the last list: list again, but not at once.
+          version = null;
         }
-        wait = wait.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : wait.multipliedBy(2);
+        failing(e.getMessage(), wait);
       } catch (RuntimeException e) {
         // The handler's fault, not the server's: said, then the same as an outage.
         LOG.errorf(e, "%s: handling a change failed", what);
-        if (!pause(wait)) {
-          return;
-        }
       }
+      if (!pause(wait)) {
+        return;
+      }
+      wait = wait.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : wait.multipliedBy(2);
     }
   }
 
@@ -143,7 +157,12 @@ public final class ListWatch implements AutoCloseable {
     recovered();
   }
 
-  private void watch() {
+  /**
+   * One watch from {@link #version}; false when it was very short: it brought no event (a bookmark
+   * counts) and ended within {@link #SHORT_WATCH}.
+   */
+  private boolean watch() {
+    var started = System.nanoTime();
     // As client-go's reflector: a server-side timeout between 5 and 10 minutes, so that watches of
     // many agents do not all end at once.
     var timeout = watchLength.toSeconds() + ThreadLocalRandom.current().nextLong(Math.max(1, watchLength.toSeconds()));
@@ -160,16 +179,20 @@ public final class ListWatch implements AutoCloseable {
           thread.interrupt();
         }
       }, timeout * 1000 + grace.toMillis(), TimeUnit.MILLISECONDS);
-      recovered();
+      var events = false;
       String line;
       while (!closed && (line = lines.readLine()) != null) {
         if (line.isBlank()) {
           continue;
         }
         if (!event(line)) {
-          return;
+          return events;
         }
+        events = true;
+        relisted = false;
+        recovered();
       }
+      return events || System.nanoTime() - started >= SHORT_WATCH.toNanos();
     } catch (IOException e) {
       if (!closed) {
         Thread.interrupted();
@@ -181,6 +204,7 @@ public final class ListWatch implements AutoCloseable {
         deadline.cancel(false);
       }
     }
+    return false;
   }
 
   /** One line of the watch; false when the watch is to be made again from the last version. */

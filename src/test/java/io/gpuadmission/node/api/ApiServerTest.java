@@ -123,5 +123,9 @@ class ApiServerTest {
     assertThatThrownBy(() -> ApiServer.at("ftp://api:6443", serviceAccount, false, Duration.ofSeconds(5)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("quarkus.kubernetes-client.api-server-url ftp://api:6443: not an http or https URL");
+    assertThatThrownBy(() -> ApiServer.at("127.0.0.1:8734", serviceAccount, false, Duration.ofSeconds(5)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("quarkus.kubernetes-client.api-server-url 127.0.0.1:8734: not a URL (Illegal character in scheme name at index 0:"
+            + " 127.0.0.1:8734)");
   }
 }

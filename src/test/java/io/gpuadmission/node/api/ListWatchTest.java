@@ -246,4 +246,55 @@ class ListWatchTest {
     assertThat(seen).containsExactly("listed ", "added a", "added b");
     assertThat(server.listRequests()).hasSize(1);
   }
+
+  @Test
+  void aServerThatEndsEveryWatchAtOnceIsAskedAfterGrowingPauses() throws Exception {
+    server = ScriptedApiServer.start();
+    server.lists.add(Answer.ok(list("10", "a")));
+    for (int i = 0; i < 200; i++) {
+      server.watches.add(Answer.lines());
+    }
+
+    start();
+
+    // Pauses of 50, 100, 200, 400, 800 ms: at most 6 watches in the first 1.5 s (without them: 200
+    // at once). A slow machine makes fewer, never more.
+    await().atMost(WITHIN).until(() -> server.watchRequests().size() >= 3);
+    Thread.sleep(1500);
+    assertThat(server.watchRequests().size()).isBetween(3, 7);
+    assertThat(watchedFrom()).containsOnly("10");
+    assertThat(server.listRequests()).hasSize(1);
+  }
+
+  @Test
+  void aVersionGoneAgainRightAfterItsListIsListedAgainOnlyAfterGrowingPauses() throws Exception {
+    server = ScriptedApiServer.start();
+    for (int i = 0; i < 100; i++) {
+      server.lists.add(Answer.ok(list(String.valueOf(10 + i), "a")));
+      server.watches.add(Answer.status(410, "too old resource version"));
+    }
+
+    start();
+
+    // The first 410 lists again at once, every later one (no event in between) after a pause.
+    await().atMost(WITHIN).until(() -> server.listRequests().size() >= 3);
+    Thread.sleep(1500);
+    assertThat(server.listRequests().size()).isBetween(3, 8);
+  }
+
+  @Test
+  void aLineTheServerSendsAgainAtEveryWatchIsRetriedAfterGrowingPauses() throws Exception {
+    server = ScriptedApiServer.start();
+    server.lists.add(Answer.ok(list("10", "a")));
+    for (int i = 0; i < 200; i++) {
+      server.watches.add(Answer.lines("{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\", BROKEN"));
+    }
+
+    start();
+
+    await().atMost(WITHIN).until(() -> server.watchRequests().size() >= 3);
+    Thread.sleep(1500);
+    assertThat(server.watchRequests().size()).isBetween(3, 7);
+    assertThat(seen).containsExactly("listed a");
+  }
 }
