@@ -3,6 +3,7 @@ package io.gpuadmission.node;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gpuadmission.placement.ContainerGpus;
 import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.quantity.KubeQuantity;
 import java.math.BigDecimal;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -24,6 +25,9 @@ public record NodePod(String namespace, String name, String uid, String node, Ma
 
   /** One container: its name, restart policy ({@code Always} makes an init container a sidecar) and resource amounts. */
   public record Container(String name, String restartPolicy, Map<String, BigDecimal> limits, Map<String, BigDecimal> requests) {
+    private static final BigDecimal INT_MAX = BigDecimal.valueOf(Integer.MAX_VALUE);
+    private static final BigDecimal INT_MIN = BigDecimal.valueOf(Integer.MIN_VALUE);
+
     public Container {
       limits = Map.copyOf(limits);
       requests = Map.copyOf(requests);
@@ -32,7 +36,8 @@ public record NodePod(String namespace, String name, String uid, String node, Ma
     /** How much of {@code resource} it asks: its limit, else its request, else 0. */
     public int amount(String resource) {
       var amount = limits.containsKey(resource) ? limits.get(resource) : requests.getOrDefault(resource, BigDecimal.ZERO);
-      return amount.intValue();
+      // Whole GPUs: an absurd amount (a valid 1e99) is capped rather than wrapped or expanded.
+      return amount.compareTo(INT_MAX) > 0 ? Integer.MAX_VALUE : amount.compareTo(INT_MIN) < 0 ? Integer.MIN_VALUE : amount.intValue();
     }
 
     public boolean sidecar() {
@@ -97,7 +102,7 @@ public record NodePod(String namespace, String name, String uid, String node, Ma
 
   private static Map<String, BigDecimal> amounts(JsonNode map) {
     var out = new HashMap<String, BigDecimal>();
-    map.properties().forEach(e -> Quantities.parse(e.getValue().asText("")).ifPresent(q -> out.put(e.getKey(), q)));
+    map.properties().forEach(e -> KubeQuantity.parseJsonValue(e.getValue().asText("")).ifPresent(q -> out.put(e.getKey(), q)));
     return out;
   }
 }

@@ -68,6 +68,6 @@ public final class CpuRequest {
 
   /** Millicores, rounded up as Kubernetes' MilliValue rounds. */
   private static long milli(Quantity quantity) {
-    return quantity == null ? 0 : quantity.getNumericalAmount().multiply(MILLI).setScale(0, RoundingMode.CEILING).longValueExact();
+    return quantity == null ? 0 : QuantitySyntax.amount(quantity).multiply(MILLI).setScale(0, RoundingMode.CEILING).longValueExact();
   }
 }

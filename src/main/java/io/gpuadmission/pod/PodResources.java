@@ -97,7 +97,7 @@ public final class PodResources {
     if (q == null) {
       q = quantity(resources.getRequests(), resourceName);
     }
-    return q == null ? BigDecimal.ZERO : q.getNumericalAmount();
+    return q == null ? BigDecimal.ZERO : QuantitySyntax.amount(q);
   }
 
   private static Quantity quantity(Map<String, Quantity> map, String name) {

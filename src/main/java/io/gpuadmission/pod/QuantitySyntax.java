@@ -1,25 +1,43 @@
 package io.gpuadmission.pod;
 
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.gpuadmission.quantity.KubeQuantity;
+import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
  * Resource quantities that are not Kubernetes quantities ({@code "lots"}). kube-apiserver cannot
- * even decode a pod holding one, so such a pod comes only from another client: it is refused
- * saying which container, resource and value, before any rule reads it as a number.
+ * even decode a pod or node holding one, so such an object comes only from another client: it is
+ * refused saying which container or field, resource and value, before any rule reads it as a number.
  */
 public final class QuantitySyntax {
-  /** apimachinery's resource.Quantity: a signed decimal, then a binary or decimal SI suffix or an exponent. */
-  private static final Pattern QUANTITY =
-      Pattern.compile("[+-]?(\\d+(\\.\\d*)?|\\.\\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\\d+)?");
-  static final String VALID = "a quantity is a number with an optional suffix, such as 2, 500m, 16Gi or 1e3";
-
   private QuantitySyntax() {}
+
+  /**
+   * The amount, read as kube-apiserver reads it: fabric8's own reading fails on some strings it
+   * accepts ({@code " 2 "}, {@code "Ki"}, {@code "-"}). Any other string keeps fabric8's error;
+   * {@link #problem} refuses such a pod before rules read it.
+   */
+  public static BigDecimal amount(Quantity quantity) {
+    return KubeQuantity.parseJsonValue(quantity.toString()).orElseGet(quantity::getNumericalAmount);
+  }
+
+  /**
+   * The first of a node's quantities (status.capacity, then status.allocatable) that is not one,
+   * said in a sentence; empty when all are. Only a Node kube-scheduler did not send (ExtenderArgs
+   * with nodeCacheCapable false, a file given to the command line) can hold one.
+   */
+  public static Optional<String> problem(Node node) {
+    if (node == null || node.getStatus() == null) {
+      return Optional.empty();
+    }
+    return invalid(node.getStatus().getCapacity(), "status.capacity").or(() -> invalid(node.getStatus().getAllocatable(), "status.allocatable"));
+  }
 
   /** The first quantity of the pod's containers that is not one, said in a sentence; empty when all are. */
   public static Optional<String> problem(Pod pod) {
@@ -56,8 +74,8 @@ public final class QuantitySyntax {
     }
     for (var entry : quantities.entrySet()) {
       var text = entry.getValue() == null ? "" : entry.getValue().toString();
-      if (!QUANTITY.matcher(text).matches()) {
-        return Optional.of(where + "[\"" + entry.getKey() + "\"] is \"" + text + "\", not a quantity (" + VALID + ")");
+      if (KubeQuantity.parseJsonValue(text).isEmpty()) {
+        return Optional.of(where + "[\"" + entry.getKey() + "\"] is \"" + text + "\", not a quantity (" + KubeQuantity.VALID + ")");
       }
     }
     return Optional.empty();

@@ -77,7 +77,7 @@ public record ResourceAsk(Map<String, ContainerAsk> containers) {
   }
 
   private static BigDecimal amount(Quantity q) {
-    return q.getNumericalAmount();
+    return QuantitySyntax.amount(q);
   }
 
   private static Map<String, Quantity> compared(Map<String, Quantity> quantities) {

@@ -54,8 +54,14 @@ class NodePodTest {
   }
 
   @Test
-  void quantitiesReadAsTheApiServerWritesThem() {
-    assertThat(List.of("2", "500m", "1Ki", "1e3", "1.5G", "x", "")).map(q -> Quantities.parse(q).map(BigDecimal::stripTrailingZeros)
-        .map(BigDecimal::toPlainString).orElse("-")).containsExactly("2", "0.5", "1024", "1000", "1500000000", "-", "-");
+  void amountsAreReadWithApimachinerysGrammarAndCapped() throws Exception {
+    var pod = NodePod.of(io.gpuadmission.node.api.Json.read("""
+        {"metadata": {"name": "a", "namespace": "b"}, "spec": {"containers": [
+          {"name": "c", "resources": {"limits": {"aliyun.com/gpu": " 2 ", "nvidia.com/gpu": "1e99", "memory": "lots", "cpu": "1.G"}}}]}}"""));
+
+    var container = pod.containers().getFirst();
+    assertThat(container.amount("aliyun.com/gpu")).isEqualTo(2);
+    assertThat(container.amount("nvidia.com/gpu")).isEqualTo(Integer.MAX_VALUE);
+    assertThat(container.limits()).doesNotContainKey("memory").containsEntry("cpu", new BigDecimal("1E+9"));
   }
 }
