@@ -7,10 +7,12 @@ import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.cluster.ClusterSnapshot;
+import io.gpuadmission.pod.QuantitySyntax;
 import io.gpuadmission.policy.GpuPolicy;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.TreeSet;
 import picocli.CommandLine.Option;
 
@@ -79,6 +81,12 @@ final class ClusterOption {
         if (meta.getUid() == null || meta.getUid().isEmpty()) {
           meta.setUid("gpu-admission-cli:" + meta.getNamespace() + "/" + meta.getName());
         }
+      }
+      var badQuantity = object instanceof Node node ? QuantitySyntax.problem(node)
+          : object instanceof Pod pod ? QuantitySyntax.problem(pod) : Optional.<String>empty();
+      if (badQuantity.isPresent()) {
+        problems.add(manifest.source().describe() + ": " + manifest.kind() + " \"" + meta.getName() + "\": " + badQuantity.get());
+        return;
       }
       into.add(object);
     } catch (com.fasterxml.jackson.core.JsonProcessingException | IllegalArgumentException e) {

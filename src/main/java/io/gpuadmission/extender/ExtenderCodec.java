@@ -52,6 +52,13 @@ final class ExtenderCodec {
         throw new MalformedRequest((args.nodeNames() != null ? "NodeNames[" : "Nodes.items[") + i + "] names no node");
       }
     }
+    if (args.nodeNames() == null) {
+      for (var node : args.nodes().getItems()) {
+        QuantitySyntax.problem(node).ifPresent(problem -> {
+          throw new MalformedRequest("Node " + quoted(node.getMetadata().getName()) + ": " + problem);
+        });
+      }
+    }
     return args;
   }
 

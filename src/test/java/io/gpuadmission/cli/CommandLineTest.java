@@ -234,4 +234,23 @@ class CommandLineTest {
     assertThat(run.stderr())
         .startsWith("gpu-admission: bad input: --cluster " + mixed + ", document 2 (line 5): Pod \"odd\" does not read as one: ");
   }
+
+  @Test
+  void aClusterNodeWhoseQuantityIsNoQuantityIsBadInputNamingTheNodeAndField() throws Exception {
+    var nodes = Files.createTempFile("cluster", ".yaml");
+    Files.writeString(
+        nodes,
+        """
+        apiVersion: v1
+        kind: Node
+        metadata: {name: gpu-a}
+        status:
+          allocatable: {aliyun.com/gpu: lots}
+        """);
+    var run = CommandRun.of(factory, "place", "--cluster", nodes.toString(), "-f", R + "placement/pod-whole-2.yaml");
+
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.stderr()).isEqualTo("gpu-admission: bad input: --cluster " + nodes + ", document 1 (line 1): Node \"gpu-a\": status.allocatable"
+        + "[\"aliyun.com/gpu\"] is \"lots\", not a quantity (a quantity is a number with an optional suffix, such as 2, 500m, 16Gi or 1e3)\n");
+  }
 }

@@ -385,6 +385,18 @@ class ExtenderEndpointTest {
   }
 
   @Test
+  void aSentNodeWhoseQuantityIsNoQuantityGets400NamingTheNodeAndField() {
+    var args = "{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
+        + "{\"limits\":{\"aliyun.com/gpu\":\"1\"}}}]}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"gpu-a\"},"
+        + "\"status\":{\"allocatable\":{\"aliyun.com/gpu\":\"lots\"}}}]}}";
+    var error = "Node \"gpu-a\": status.allocatable[\"aliyun.com/gpu\"] is \"lots\", not a quantity (a quantity is a number with an"
+        + " optional suffix, such as 2, 500m, 16Gi or 1e3)";
+
+    assertThat(json(post("/extender/filter", args).statusCode(400).extract().asString()).path("Error").asText()).isEqualTo(error);
+    assertThat(json(post("/extender/prioritize", args).statusCode(400).extract().asString()).path("Error").asText()).isEqualTo(error);
+  }
+
+  @Test
   void inspectShowsEachGpuWithItsPods() {
     var node = SchedulerCaller.given().baseUri(base.toString()).get("/extender/inspect/" + CGPU_B).then().statusCode(200).extract().asString();
     var all = SchedulerCaller.given().baseUri(base.toString()).get("/gpushare-scheduler/inspect").then().statusCode(200).extract().asString();
