@@ -70,6 +70,8 @@ public final class ListWatch implements AutoCloseable {
   private volatile BufferedReader watching;
   private String version;
   private String problem;
+  /** Why the last watch stopped reading: a line it skipped (said once, by {@link #failing} or by {@link #watch}). */
+  private String skipped;
   /** Whether the last list was made for a 410 and no event has come since: a second 410 then waits. */
   private boolean relisted;
 
@@ -113,7 +115,7 @@ public final class ListWatch implements AutoCloseable {
         // A watch that ended without one event (at once, or on a line that is not an event, which
         // the server will send again): as client-go's reflector treats a very short watch, an error
         // to wait on, or a server that answers every watch so would be asked hundreds of times a second.
-        failing("the watch ended at once without an event", wait);
+        failing(skipped != null ? skipped : "the watch ended at once without an event", wait);
       } catch (ApiException e) {
         if (closed) {
           return;
@@ -180,12 +182,17 @@ public final class ListWatch implements AutoCloseable {
         }
       }, timeout * 1000 + grace.toMillis(), TimeUnit.MILLISECONDS);
       var events = false;
+      skipped = null;
       String line;
       while (!closed && (line = lines.readLine()) != null) {
         if (line.isBlank()) {
           continue;
         }
         if (!event(line)) {
+          if (events) {
+            // After events the watch counts as a good one: no failing() follows to say why it ended.
+            LOG.warnf("%s: %s", what, skipped);
+          }
           return events;
         }
         events = true;
@@ -213,9 +220,8 @@ public final class ListWatch implements AutoCloseable {
     try {
       event = Json.read(line);
     } catch (IOException e) {
-      LOG.warnf("%s: skipped a line that is not a watch event (%s); watching again from resourceVersion %s", what,
-          e instanceof JsonProcessingException json ? json.getOriginalMessage() : e.getMessage(), version);
-      return false;
+      return skip("skipped a line that is not a watch event (" + (e instanceof JsonProcessingException json ? json.getOriginalMessage()
+          : e.getMessage()) + "); watching again from resourceVersion " + version);
     }
     var type = event.path("type").asText("");
     var object = event.path("object");
@@ -224,8 +230,7 @@ public final class ListWatch implements AutoCloseable {
       throw new ApiException(code, object.path("message").asText("watch error") + " (HTTP " + code + ")");
     }
     if (!object.isObject()) {
-      LOG.warnf("%s: skipped a watch event without an object (type %s); watching again from resourceVersion %s", what, type, version);
-      return false;
+      return skip("skipped a watch event without an object (type " + type + "); watching again from resourceVersion " + version);
     }
     switch (type) {
       case "ADDED" -> handler.added(object);
@@ -233,8 +238,7 @@ public final class ListWatch implements AutoCloseable {
       case "DELETED" -> handler.deleted(object);
       case "BOOKMARK" -> { }
       default -> {
-        LOG.warnf("%s: skipped a watch event of type '%s'; watching again from resourceVersion %s", what, type, version);
-        return false;
+        return skip("skipped a watch event of type '" + type + "'; watching again from resourceVersion " + version);
       }
     }
     var next = object.path("metadata").path("resourceVersion").asText("");
@@ -242,6 +246,11 @@ public final class ListWatch implements AutoCloseable {
       version = next;
     }
     return true;
+  }
+
+  private boolean skip(String why) {
+    skipped = why;
+    return false;
   }
 
   private String query(String more) {

@@ -194,6 +194,24 @@ class ListWatchTest {
   }
 
   @Test
+  void aMalformedFirstLineIsSaidInOneWarning() throws Exception {
+    server = ScriptedApiServer.start();
+    server.lists.add(Answer.ok(list("10")));
+    server.watches.add(Answer.lines("{\"type\":\"ADDED\",\"object\":{\"metadata\":"));
+    server.watches.add(Answer.lines(event("ADDED", "a", "11")));
+
+    try (var log = io.gpuadmission.support.LogCapture.of(ListWatch.class, true)) {
+      start();
+
+      await().atMost(WITHIN).until(() -> seen.contains("added a"));
+      var warnings = log.records().stream().filter(r -> r.getLevel().intValue() == java.util.logging.Level.WARNING.intValue())
+          .map(io.gpuadmission.support.LogCapture::text).toList();
+      assertThat(warnings).singleElement().asString().startsWith("pods of node gpu-1: skipped a line that is not a watch event (")
+          .endsWith("); watching again from resourceVersion 10; trying again, first in 50 ms");
+    }
+  }
+
+  @Test
   void anApiServerDownAtStartIsAskedAgainUntilItAnswers() throws Exception {
     var port = new java.net.ServerSocket(0);
     var free = port.getLocalPort();
