@@ -18,14 +18,11 @@ import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.SecureRandom;
 import java.security.cert.CertificateFactory;
-import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManager;
 import javax.net.ssl.TrustManagerFactory;
-import javax.net.ssl.X509TrustManager;
 
 /**
  * The node agent's client of the API server: plain requests on the JDK's HTTP client (HTTP/1.1),
@@ -249,20 +246,7 @@ public final class ApiServer implements AutoCloseable {
     // The JDK's client checks the host name apart from the trust manager.
     System.setProperty("jdk.internal.httpclient.disableHostnameVerification", "true");
     try {
-      var context = SSLContext.getInstance("TLS");
-      context.init(null, new TrustManager[] {new X509TrustManager() {
-        @Override
-        public void checkClientTrusted(X509Certificate[] chain, String authType) {}
-
-        @Override
-        public void checkServerTrusted(X509Certificate[] chain, String authType) {}
-
-        @Override
-        public X509Certificate[] getAcceptedIssuers() {
-          return new X509Certificate[0];
-        }
-      }}, new SecureRandom());
-      return context;
+      return TrustAnyCertificate.context();
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException(e);
     }

@@ -1,0 +1,39 @@
+package io.gpuadmission.node.api;
+
+import java.security.GeneralSecurityException;
+import java.security.cert.X509Certificate;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509TrustManager;
+
+/**
+ * TLS that accepts any certificate: the agent's {@code trust-certs} setting (a test API server's
+ * own certificate), and the tests that look at what is served whoever signed it.
+ */
+public final class TrustAnyCertificate implements X509TrustManager {
+  private static final TrustAnyCertificate MANAGER = new TrustAnyCertificate();
+
+  private TrustAnyCertificate() {}
+
+  public static X509TrustManager manager() {
+    return MANAGER;
+  }
+
+  /** A TLS context trusting any certificate; host names are the client's own check. */
+  public static SSLContext context() throws GeneralSecurityException {
+    var context = SSLContext.getInstance("TLS");
+    context.init(null, new TrustManager[] {MANAGER}, null);
+    return context;
+  }
+
+  @Override
+  public void checkClientTrusted(X509Certificate[] chain, String authType) {}
+
+  @Override
+  public void checkServerTrusted(X509Certificate[] chain, String authType) {}
+
+  @Override
+  public X509Certificate[] getAcceptedIssuers() {
+    return new X509Certificate[0];
+  }
+}
