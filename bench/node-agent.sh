@@ -5,14 +5,6 @@
 # asking the kubelet once an hour. Prints RSS once idle, CPU over the window, List calls, and the
 # CPU of one round against the hourly agent. See NodeAgentFootprint.
 #   bench/node-agent.sh [window seconds=120] [settle seconds=30]
-case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
-set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$root"
-# JDK 25, as the build (.mvn/jdk25.sh): the jar's classes need it, and the agent runs on the bench's JVM.
-. "$root/.mvn/jdk25.sh"
-./mvnw -B -q -DskipTests package
-./mvnw -B -q -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/bench-classpath.txt
-"$JAVA_HOME/bin/java" -cp "target/test-classes:target/classes:$(cat target/bench-classpath.txt)" \
-  -Djava.util.logging.manager=org.jboss.logmanager.LogManager \
-  io.gpuadmission.bench.NodeAgentFootprint "$@" 2>&1 | grep -v " INFO \| DEBUG "
+case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;; esac
+. "$(dirname "${BASH_SOURCE[0]}")/lib/bench-class.sh"
+run_bench_class io.gpuadmission.bench.NodeAgentFootprint "$@"
