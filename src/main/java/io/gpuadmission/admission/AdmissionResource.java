@@ -55,7 +55,7 @@ public class AdmissionResource {
     }
     try {
       return Response.ok(ReviewCodec.encode(service.apply(ReviewCodec.decode(body)))).build();
-    } catch (MalformedReviewException e) {
+    } catch (MalformedReviewException | MalformedObjectException e) {
       metrics.record(endpoint, Outcome.MALFORMED, start);
       return Response.status(Response.Status.BAD_REQUEST).type(MediaType.APPLICATION_JSON)
           .entity(StatusBody.of(400, "BadRequest", e.getMessage())).build();

@@ -45,13 +45,13 @@ public final class DecodedReview {
 
   /**
    * The object as a new Pod on each call (the caller may edit it). Throws IllegalArgumentException
-   * when there is none or it does not map to a Pod.
+   * when there is none, {@link MalformedObjectException} when its fields have the wrong types.
    */
   public Pod pod() {
     if (object == null) {
       throw new IllegalArgumentException("the review has no object");
     }
-    return object.as(Pod.class);
+    return object.as(Pod.class, objectName());
   }
 
   public String uid() {

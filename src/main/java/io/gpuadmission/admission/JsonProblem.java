@@ -22,7 +22,7 @@ import java.util.stream.Collectors;
 public final class JsonProblem {
   private static final Pattern SOURCE = Pattern.compile("\\[Source: .*?; line: (\\d+), column: (\\d+)\\]", Pattern.DOTALL);
   /** How Jackson's message names the value that came: {@code from Array value}, {@code from String value ('x')}. */
-  private static final Pattern FROM = Pattern.compile("from ([A-Z][\\w-]*) value(?: \\('(.*?)'\\))?");
+  private static final Pattern FROM = Pattern.compile("from ([A-Z][\\w-]*) value(?: \\('(.*?)'\\)| \\(([-+.\\w]+)\\))?");
   private static final Pattern JAVA_TYPE = Pattern.compile("`(?:[a-zA-Z_][\\w]*\\.)*([\\w$]+)`");
 
   private JsonProblem() {}
@@ -32,21 +32,30 @@ public final class JsonProblem {
    * "an ExtenderArgs object"}); {@code root} is the path's first part, or empty.
    */
   public static String describe(JsonProcessingException e, String whole, String root) {
+    return describe(e, whole, root, true);
+  }
+
+  /**
+   * {@link #describe(JsonProcessingException, String, String)}, with the line and column only when
+   * {@code located} (they count from where the parser began, which is not always the body's start).
+   */
+  public static String describe(JsonProcessingException e, String whole, String root, boolean located) {
     var syntax = syntaxError(e);
     if (syntax != null) {
-      return "not JSON: " + firstLine(syntax.getOriginalMessage()) + at(syntax.getLocation());
+      return "not JSON: " + firstLine(syntax.getOriginalMessage()) + (located ? at(syntax.getLocation()) : "");
     }
+    var at = located ? at(e.getLocation()) : "";
     var mapping = (JsonMappingException) e;
     var where = path(mapping, root);
     var expected = where.isEmpty() ? whole : expected(mapping);
     if (mapping instanceof InvalidFormatException format) {
-      return prefix(where) + "expected " + expected + ", got " + value(format.getValue()) + at(e.getLocation());
+      return prefix(where) + "expected " + expected + ", got " + value(format.getValue()) + at;
     }
     var came = mapping instanceof MismatchedInputException ? FROM.matcher(String.valueOf(e.getOriginalMessage())) : null;
     if (came != null && came.find() && expected != null) {
-      return prefix(where) + "expected " + expected + ", got " + came(came.group(1), came.group(2)) + at(e.getLocation());
+      return prefix(where) + "expected " + expected + ", got " + came(came.group(1), came.group(2) != null ? came.group(2) : came.group(3)) + at;
     }
-    return prefix(where) + withoutJavaTypes(firstLine(e.getOriginalMessage())) + at(e.getLocation());
+    return prefix(where) + withoutJavaTypes(firstLine(e.getOriginalMessage())) + at;
   }
 
   /** Only the location part: {@code " at line L, column C"}, or empty when unknown. */
@@ -118,7 +127,7 @@ public final class JsonProblem {
       case "Array" -> "an array";
       case "Object" -> "an object";
       case "String" -> text == null ? "a string" : "the string " + quoted(text);
-      case "Integer", "Floating-point" -> text == null ? "a number" : "the number " + text;
+      case "Integer", "Floating-point", "Number" -> text == null ? "a number" : "the number " + text;
       case "Boolean" -> text == null ? "true or false" : text;
       case "Null" -> "null";
       default -> "a value";

@@ -84,6 +84,8 @@ public class MutationService {
       }
       metrics.record(ENDPOINT, Outcome.PATCHED, start);
       return Responses.patch(review.uid(), patchBytes(result.patch()), result.warnings());
+    } catch (MalformedObjectException e) {
+      throw e; // a malformed review: answered 400 by the endpoint, never "could not judge"
     } catch (RuntimeException e) {
       UnjudgedLog.warn(ENDPOINT, "pod " + review.namespace() + "/" + review.objectName(), review.uid(), e);
       var gpuPod = RawPodInspector.asksForGpu(review.object(), policy);

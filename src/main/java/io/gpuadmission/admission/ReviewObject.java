@@ -1,6 +1,7 @@
 package io.gpuadmission.admission;
 
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -61,12 +62,17 @@ public final class ReviewObject {
   }
 
   /**
-   * A new {@code type} on each call, so the caller may edit it. A value that does not map throws
-   * IllegalArgumentException, as {@link ObjectMapper#convertValue} does.
+   * A new {@code type} on each call, so the caller may edit it. A value whose fields have the wrong
+   * types throws {@link MalformedObjectException} saying where ({@code spec.hostIPC: expected true
+   * or false, got the string "yes"}) about the object named {@code name}.
    */
-  public <T> T as(Class<T> type) {
+  public <T> T as(Class<T> type, String name) {
     try {
       return body == null ? mapper.treeToValue(tree, type) : mapper.readValue(body, offset, length, type);
+    } catch (JsonProcessingException e) {
+      // Lines and columns would count from the object, not from the body: the path says where.
+      var whole = "a" + ("AEIOU".indexOf(type.getSimpleName().charAt(0)) >= 0 ? "n " : " ") + type.getSimpleName() + " object";
+      throw new MalformedObjectException(type.getSimpleName() + " \"" + name + "\": " + JsonProblem.describe(e, whole, "", false));
     } catch (IOException e) {
       throw new IllegalArgumentException(e.getMessage(), e);
     }

@@ -157,6 +157,8 @@ public class ValidationService {
         return Responses.deny(review.uid(), "Invalid", subject(review) + join(messages), result.warnings());
       }
       return allow(review, result.warnings(), start);
+    } catch (MalformedObjectException e) {
+      throw e; // a malformed review: answered 400 by the endpoint, never "could not judge"
     } catch (RuntimeException e) {
       UnjudgedLog.warn(ENDPOINT, review.kind() + " " + review.namespace() + "/" + review.objectName(), review.uid(), e);
       var gpu = RawPodInspector.asksForGpu(podLike(review), policy);

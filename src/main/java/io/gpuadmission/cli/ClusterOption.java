@@ -90,7 +90,9 @@ final class ClusterOption {
       }
       into.add(object);
     } catch (com.fasterxml.jackson.core.JsonProcessingException | IllegalArgumentException e) {
-      var message = e instanceof com.fasterxml.jackson.core.JsonProcessingException p ? p.getOriginalMessage() : e.getMessage();
+      // Said as the webhook says it (the field's path, what was expected and what came); a tree has no lines.
+      var message = e instanceof com.fasterxml.jackson.core.JsonProcessingException p
+          ? io.gpuadmission.admission.JsonProblem.describe(p, "a " + manifest.kind() + " object", "", false) : e.getMessage();
       problems.add(manifest.source().describe() + ": " + manifest.kind() + " \"" + manifest.name() + "\" does not read as one: " + firstLine(message));
     }
   }

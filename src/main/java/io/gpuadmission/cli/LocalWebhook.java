@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.gpuadmission.admission.AdmissionMetrics;
 import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.admission.MalformedObjectException;
 import io.gpuadmission.admission.MalformedReviewException;
 import io.gpuadmission.admission.MutationService;
 import io.gpuadmission.admission.ReviewCodec;
@@ -46,12 +47,21 @@ final class LocalWebhook {
 
   /** What /mutate answers for creating {@code object} in {@code namespace}. */
   AdmissionResponse mutate(Manifest manifest, JsonNode object, String namespace) {
-    return mutation.review(review(manifest, object, namespace));
+    return answer(manifest, () -> mutation.review(review(manifest, object, namespace)));
   }
 
   /** What /validate answers for creating {@code object} in {@code namespace}. */
   AdmissionResponse validate(Manifest manifest, JsonNode object, String namespace) {
-    return validation.review(review(manifest, object, namespace));
+    return answer(manifest, () -> validation.review(review(manifest, object, namespace)));
+  }
+
+  /** The endpoint's 400 for a field of the wrong type is bad input here, naming the file and document. */
+  private static AdmissionResponse answer(Manifest manifest, java.util.function.Supplier<AdmissionResponse> review) {
+    try {
+      return review.get();
+    } catch (MalformedObjectException e) {
+      throw new BadInputException(manifest.source().describe() + ": " + e.getMessage());
+    }
   }
 
   /** The workload check's view of a template: the pod it makes, before mutation. */

@@ -161,6 +161,43 @@ class MalformedPodReviewTest {
     return review;
   }
 
+  /**
+   * A field of the wrong JSON type (which kube-apiserver, decoding the object first, never sends)
+   * makes the review malformed: a 400 saying which field had what, not "could not judge" and
+   * the failure mode.
+   */
+  @ParameterizedTest(name = "{0} {1}")
+  @CsvSource(delimiter = '|', value = {
+    "mutate   | /spec/hostIPC                        | \"yes\" | spec.hostIPC: expected true or false, got the string \"yes\"",
+    "validate | /spec/hostIPC                        | \"yes\" | spec.hostIPC: expected true or false, got the string \"yes\"",
+    "mutate   | /spec/containers                     | [3]     | spec.containers[0]: expected a Container object, got the number 3",
+    "validate | /spec/containers/0/resources/limits  | []      | spec.containers[0].resources.limits: expected an object, got an array",
+  })
+  void aPodFieldOfTheWrongTypeIsA400NamingTheField(String endpoint, String pointer, String value, String problem) throws IOException {
+    var review = Fixtures.jsonTree(Fixtures.path("reviews/pod-topology-worker.json")).deepCopy();
+    var at = JsonPointer.compile("/request/object" + pointer);
+    ((ObjectNode) review.at(at.head())).set(at.last().getMatchingProperty(), KubernetesJson.mapper().readTree(value));
+
+    var body = given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(review.toString())
+        .post("/" + endpoint).then().statusCode(400).extract().asByteArray();
+
+    var status = KubernetesJson.mapper().readTree(body);
+    assertThat(status.path("reason").asText()).isEqualTo("BadRequest");
+    assertThat(status.path("code").asInt()).isEqualTo(400);
+    assertThat(status.path("message").asText()).isEqualTo("Pod \"pytorch-dist-nccl-worker-0\": " + problem);
+  }
+
+  /** The review fixtures of pods with a field of the wrong type: each endpoint's whole 400 answer. */
+  @ParameterizedTest(name = "{0} {1}")
+  @CsvSource({"mutate, pod-gpu-malformed-field", "validate, pod-gpu-malformed-field", "mutate, pod-cpu-malformed-field",
+      "validate, pod-cpu-malformed-field"})
+  void answersTheMalformedFieldFixturesWithTheirStatus(String endpoint, String fixture) throws IOException {
+    var body = given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON)
+        .body(Fixtures.text(Fixtures.path("reviews/" + fixture + ".json"))).post("/" + endpoint).then().statusCode(400).extract().asByteArray();
+
+    assertThat(KubernetesJson.mapper().readTree(body)).isEqualTo(Fixtures.jsonTree(Fixtures.path("reviews/" + fixture + ".expected.json")));
+  }
+
   private JsonNode post(String endpoint, JsonNode review) throws IOException {
     var body = given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON).body(review.toString())
         .post("/" + endpoint).then().statusCode(200).extract().asByteArray();

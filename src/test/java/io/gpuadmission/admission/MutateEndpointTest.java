@@ -29,8 +29,6 @@ class MutateEndpointTest {
         "pod-topology-worker-dry-run",
         "pod-topology-worker-update",
         "deployment-tf-notebook",
-        "pod-gpu-unjudgeable",
-        "pod-cpu-unjudgeable",
         "pod-cpu-gpu-model-selector"
       })
   void answersReviewWithExpectedResponse(String name) {

@@ -63,14 +63,15 @@ class ReviewCodecTest {
 
     assertThat(review.object().toString()).isEqualTo("[1,2]");
     assertThat(review.oldObject().asText()).isEqualTo("text");
-    assertThatThrownBy(review::pod).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(review::pod).isInstanceOf(MalformedObjectException.class).hasMessage("Pod \"\": expected a Pod object, got an array");
   }
 
   @Test
   void answersIllegalArgumentForAnObjectThatIsNotAPod() throws Exception {
     var review = decode(review("{\"uid\":\"u\",\"object\":{\"spec\":{\"hostPID\":\"maybe\"}}}"));
 
-    assertThatThrownBy(review::pod).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(review::pod).isInstanceOf(MalformedObjectException.class)
+        .hasMessage("Pod \"\": spec.hostPID: expected true or false, got the string \"maybe\"");
   }
 
   @Test

@@ -51,14 +51,24 @@ class CliWebhookEquivalenceTest {
     assertThat(objects).as("fixture objects").hasSizeGreaterThan(100);
     var refused = 0;
     var patched = 0;
+    var malformed = 0;
     for (var object : objects) {
       var namespaced = withNamespace(object.object());
       var file = Files.createTempFile("object", ".json");
       Files.writeString(file, namespaced.toString());
       var run = CommandRun.of(factory, "explain", "-o", "json", "-f", file.toString());
+      var isPod = object.object().path("kind").asText().equals("Pod");
+      if (isPod && run.exitCode() == GpuAdmissionCommand.BAD_INPUT) {
+        // A field of the wrong type: the webhook's 400 and the command line's bad input say the same.
+        var status = tree(given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON)
+            .body(Reviews.of("gpu-admission-cli-1", "CREATE", namespaced, true)).post("/mutate").then().statusCode(400).extract().asString());
+        assertThat(run.stderr()).as(object.name()).startsWith("gpu-admission: bad input: " + file + ", document 1")
+            .endsWith(": " + status.path("message").asText() + "\n");
+        malformed++;
+        continue;
+      }
       assertThat(run.stderr()).as(object.name()).isEmpty();
       var cli = tree(run.stdout()).path("objects").get(0);
-      var isPod = object.object().path("kind").asText().equals("Pod");
       var validated = namespaced;
       if (isPod) {
         var mutate = post("/mutate", namespaced, "gpu-admission-cli-1");
@@ -81,6 +91,7 @@ class CliWebhookEquivalenceTest {
     // Both kinds of answer are compared, not only easy ones.
     assertThat(refused).isGreaterThan(10);
     assertThat(patched).isGreaterThan(20);
+    assertThat(malformed).as("pods with a field of the wrong type (reviews/pod-*-malformed-field)").isEqualTo(2);
   }
 
   /** A fixture object and where it comes from. */

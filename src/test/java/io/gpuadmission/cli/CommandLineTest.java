@@ -253,4 +253,24 @@ class CommandLineTest {
     assertThat(run.stderr()).isEqualTo("gpu-admission: bad input: --cluster " + nodes + ", document 1 (line 1): Node \"gpu-a\": status.allocatable"
         + "[\"aliyun.com/gpu\"] is \"lots\", not a quantity (a quantity is a number with an optional suffix, such as 2, 500m, 16Gi or 1e3)\n");
   }
+
+  @Test
+  void aPodFieldOfTheWrongTypeIsBadInputNamingTheField() throws Exception {
+    var pod = Files.createTempFile("pod", ".yaml");
+    Files.writeString(
+        pod,
+        """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          hostIPC: "yes"
+          containers: [{name: c, image: busybox}]
+        """);
+    var run = CommandRun.of(factory, "explain", "-f", pod.toString());
+
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.stderr()).isEqualTo("gpu-admission: bad input: " + pod + ", document 1 (line 1): Pod \"p\": spec.hostIPC: expected true or"
+        + " false, got the string \"yes\"\n");
+  }
 }

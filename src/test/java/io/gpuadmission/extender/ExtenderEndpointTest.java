@@ -397,6 +397,14 @@ class ExtenderEndpointTest {
   }
 
   @Test
+  void aPodFieldOfTheWrongTypeGets400NamingTheField() {
+    var args = "{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"hostIPC\":\"yes\",\"containers\":[]}},\"NodeNames\":[\"a\"]}";
+
+    assertThat(json(post("/extender/filter", args).statusCode(400).extract().asString()).path("Error").asText())
+        .isEqualTo("Pod.spec.hostIPC: expected true or false, got the string \"yes\" at line 1, column 51");
+  }
+
+  @Test
   void inspectShowsEachGpuWithItsPods() {
     var node = SchedulerCaller.given().baseUri(base.toString()).get("/extender/inspect/" + CGPU_B).then().statusCode(200).extract().asString();
     var all = SchedulerCaller.given().baseUri(base.toString()).get("/gpushare-scheduler/inspect").then().statusCode(200).extract().asString();

@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.fabric8.zjsonpatch.JsonPatch;
 import io.gpuadmission.admission.DecodedReview;
 import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.admission.MalformedObjectException;
 import io.gpuadmission.admission.MalformedReviewException;
 import io.gpuadmission.admission.ReviewCodec;
 import java.io.IOException;
@@ -32,8 +33,30 @@ final class AnswerCheck {
         judgeable(body),
         "the decoder accepted a body that is not JSON or names no request uid: "
             + new String(body, 0, Math.min(body.length, 200), StandardCharsets.UTF_8));
-    var encoded = ReviewCodec.encode(service.apply(decoded));
-    return answer200(encoded, decoded);
+    AdmissionResponse answer;
+    try {
+      answer = service.apply(decoded);
+    } catch (MalformedObjectException e) {
+      require(malformedPod(decoded), "a 400 for an object that maps to its type: " + e.getMessage());
+      require(e.getMessage() != null && !e.getMessage().isBlank(), "400 without a reason");
+      return "400";
+    }
+    return answer200(ReviewCodec.encode(answer), decoded);
+  }
+
+  /** Whether the review's object is a Pod whose fields have the wrong types (which the endpoints answer with a 400). */
+  static boolean malformedPod(DecodedReview decoded) {
+    if (!decoded.hasObject() || !decoded.isCoreKind("Pod")) {
+      return false;
+    }
+    try {
+      decoded.pod();
+      return false;
+    } catch (MalformedObjectException e) {
+      return true;
+    } catch (RuntimeException other) {
+      return false;
+    }
   }
 
   /**
