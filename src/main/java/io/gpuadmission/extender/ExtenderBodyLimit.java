@@ -3,6 +3,7 @@ package io.gpuadmission.extender;
 import io.gpuadmission.admission.BodySizeLimit;
 import io.gpuadmission.admission.RefusedBody;
 import io.quarkus.runtime.configuration.MemorySize;
+import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
@@ -20,7 +21,8 @@ import org.jboss.logging.Logger;
  * 5,000 such nodes, not for kube-apiserver's 3 MiB. A body declared larger is refused unread, with
  * an answer kube-scheduler logs: filter and bind get their result with {@code Error} set (HTTP
  * 200, since kube-scheduler reads no body of another status); prioritize and preempt, whose results
- * have no Error field, get 413 with {@code {"Error": ...}}. Each refusal is counted
+ * have no Error field, get 413 with {@code {"Error": ...}}. A chunked body is counted as it comes and
+ * refused alike at the first byte over the limit. Each refusal is counted
  * ({@code outcome="too_large"}) and logged, at most one WARN line a minute.
  */
 @ApplicationScoped
@@ -52,13 +54,53 @@ public class ExtenderBodyLimit {
 
   private void check(RoutingContext context) {
     var path = context.normalizedPath();
-    var length = BodySizeLimit.declaredLength(context);
-    if (!covers(path) || length <= limit) {
+    if (!covers(path)) {
       context.next();
       return;
     }
     var verb = path.substring(path.lastIndexOf('/') + 1);
-    var message = "request body of " + length + " bytes is larger than the extender's " + limit
+    var length = BodySizeLimit.declaredLength(context);
+    if (length > limit) {
+      refuse(context, verb, "request body of " + length + " bytes");
+    } else if (length < 0 && context.request().headers().contains(HttpHeaders.TRANSFER_ENCODING) && !context.request().isEnded()) {
+      readChunked(context, verb);
+    } else {
+      context.next();
+    }
+  }
+
+  /**
+   * A chunked body (no Content-Length) is read here, counted as it comes: over the limit it is
+   * refused as a declared one is, at the first byte too many; within it, it is handed to the
+   * endpoint ({@link ChunkedBodyFilter}). Left to the HTTP server, it would get the server's own
+   * bare 413 at its limit, which is the same number, and go uncounted.
+   */
+  private void readChunked(RoutingContext context, String verb) {
+    var request = context.request();
+    var body = Buffer.buffer();
+    var refused = new boolean[1];
+    request.handler(chunk -> {
+      if (refused[0]) {
+        return;
+      }
+      if ((long) body.length() + chunk.length() > limit) {
+        refused[0] = true;
+        refuse(context, verb, "chunked request body of more than " + limit + " bytes");
+        return;
+      }
+      body.appendBuffer(chunk);
+    });
+    request.endHandler(ended -> {
+      if (!refused[0]) {
+        context.put(ChunkedBodyFilter.BODY, body);
+        context.next();
+      }
+    });
+    request.resume();
+  }
+
+  private void refuse(RoutingContext context, String verb, String what) {
+    var message = what + " is larger than the extender's " + limit
         + "-byte limit (gpu-admission.extender.max-body-size): with nodeCacheCapable: false kube-scheduler sends every"
         + " feasible Node whole; set nodeCacheCapable: true in its extender configuration (it then sends node names only),"
         + " or raise the limit together with the Deployment's memory limit";

@@ -175,9 +175,29 @@ class BodySizeLimitTest {
     assertThat(chunked("/mutate", reviewOfSize(LIMIT))).startsWith("200 ").contains("\"uid\":\"3f0b7d5e-1c2a-4b8e-9d6f-0a1b2c3d4e5f\"");
   }
 
+  /**
+   * A chunked extender body is counted as it comes: over the extender's limit it gets the verb's
+   * own answer and is counted as too_large, as a declared one is (not the HTTP server's bare 413);
+   * within it, the endpoint reads it.
+   */
+  @org.junit.jupiter.api.Test
+  void refusesChunkedExtenderBodyOverItsLimitInTheVerbsAnswerAndReadsASmallerOne() throws Exception {
+    var before = tooLarge("filter");
+    var chunkedTooLarge = TOO_LARGE_FOR_THE_EXTENDER.replace("request body of 134217729 bytes", "chunked request body of more than 134217728 bytes");
+
+    assertThat(chunked("/extender/filter", new byte[128 * 1024 * 1024 + 1])).isEqualTo("200 "
+        + "{\"Nodes\":null,\"NodeNames\":null,\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},\"Error\":\"" + chunkedTooLarge + "\"}");
+    assertThat(tooLarge("filter")).isEqualTo(before + 1);
+    assertThat(chunked("/extender/filter", "{\"Pod\":{\"metadata\":{\"name\":\"p\"}}}".getBytes(StandardCharsets.UTF_8)))
+        .isEqualTo("400 {\"Error\":\"ExtenderArgs without NodeNames or Nodes\"}");
+  }
+
   /** Posts {@code body} chunked (no Content-Length) and answers "status body". */
   private String chunked(String path, byte[] body) throws Exception {
+    // With kube-scheduler's certificate, which the extender's endpoints ask for (the admission ones do not).
     var client = vertx.createHttpClient(new HttpClientOptions().setSsl(true).setTrustAll(true).setVerifyHost(false)
+        .setKeyCertOptions(new io.vertx.core.net.PemKeyCertOptions().setCertPath(io.gpuadmission.support.SchedulerCaller.CERT.toString())
+            .setKeyPath(io.gpuadmission.support.SchedulerCaller.KEY.toString()))
         .setUseAlpn(true).setProtocolVersion(HttpVersion.HTTP_1_1).setDefaultHost(base.getHost()).setDefaultPort(base.getPort()));
     try {
       return client.request(HttpMethod.POST, path)
@@ -190,7 +210,7 @@ class BodySizeLimitTest {
             return request.response();
           })
           .compose(response -> response.body().map(text -> response.statusCode() + " " + text))
-          .toCompletionStage().toCompletableFuture().get(20, TimeUnit.SECONDS);
+          .toCompletionStage().toCompletableFuture().get(60, TimeUnit.SECONDS);
     } finally {
       client.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
     }
