@@ -85,7 +85,8 @@ final class GpuHandover {
     do {
       seen = pods.changes();
       match = boundChoice(available, mustInclude, size);
-    } while (match.isEmpty() && awaitChange(seen, deadline));
+      // Before the first list of the node's pods (the API server away) no wait can bring a choice.
+    } while (match.isEmpty() && pods.synced() && awaitChange(seen, deadline));
     answered = match;
     List<Integer> gpus;
     if (match.isPresent()) {

@@ -53,7 +53,9 @@ public final class NodeAgent implements AutoCloseable {
   private final Clock clock;
   private final NodePods pods;
   private final AllocationRecorder recorder;
-  private final Optional<DevicePlugin> plugin;
+  private final ApiServer api;
+  /** Set at most once: at creation, or later when whether to serve one is known ({@link #servePlugin}). */
+  private volatile Optional<DevicePlugin> plugin;
   private final Set<String> saidUnmapped = new HashSet<>();
   private ScheduledExecutorService rounds;
   private String kubeletProblem;
@@ -63,6 +65,7 @@ public final class NodeAgent implements AutoCloseable {
   private volatile Round last;
 
   private NodeAgent(ApiServer api, PodResourcesClient kubelet, DeviceIndex index, Settings settings, Clock clock) {
+    this.api = api;
     this.kubelet = kubelet;
     this.index = index;
     this.settings = settings;
@@ -75,6 +78,16 @@ public final class NodeAgent implements AutoCloseable {
   /** The device plugin, when this agent serves one. */
   public Optional<DevicePlugin> plugin() {
     return plugin;
+  }
+
+  /**
+   * Serves the device plugin from now on (when whether this node is to have one was learned after
+   * the start: its Node could not be read then); the next round registers it with the kubelet.
+   */
+  public synchronized void servePlugin(DevicePlugin.Settings settings) {
+    if (plugin.isEmpty()) {
+      plugin = Optional.of(new DevicePlugin(api, pods, recorder, this.settings.node(), settings));
+    }
   }
 
   /** Starts watching this node's pods; rounds begin with {@link #start}, or are run by hand with {@link #round}. */
@@ -111,8 +124,15 @@ public final class NodeAgent implements AutoCloseable {
 
   private void roundSafely() {
     if (!pods.synced()) {
-      // Before the first list of this node's pods every pod would look absent: try again shortly
-      // rather than a whole period later.
+      // Before the first list of this node's pods every pod would look absent: nothing is recorded,
+      // and the round is tried again shortly rather than a whole period later. The device plugin
+      // is served all the same (registered, its devices listed): the kubelet needs it while the API
+      // server is away, and without bind's choices it prefers the topology-best GPUs.
+      try {
+        servePluginAlone();
+      } catch (RuntimeException e) {
+        LOG.errorf(e, "node agent round failed");
+      }
       rounds.schedule(this::roundSafely, 500, TimeUnit.MILLISECONDS);
       return;
     }
@@ -122,6 +142,10 @@ public final class NodeAgent implements AutoCloseable {
       // The schedule must go on: a thrown exception would cancel it for good.
       LOG.errorf(e, "node agent round failed");
     }
+  }
+
+  private synchronized void servePluginAlone() {
+    plugin.ifPresent(p -> p.round(Optional.empty()));
   }
 
   /** One round: the kubelet's answer, then a record on each pod whose GPUs it does not show yet. */

@@ -39,17 +39,24 @@ public final class NodeAgentMain implements AutoCloseable {
 
   /** How long one request to the API server may take (a watch: until its headers). */
   private static final Duration API_TIMEOUT = Duration.ofSeconds(10);
+  /** The longest pause between two reads of the node's own Node while the API server does not answer (client-go's reflector's). */
+  private static final Duration TOPOLOGY_BACKOFF_MAX = Duration.ofSeconds(30);
 
   private final ApiServer client;
   private final PodResourcesClient kubelet;
   private final NodeAgent agent;
+  private final NodeAgentHealth probes;
   private final NodeHealthListener health;
+  private final Optional<TopologyNodeCheck> topology;
 
-  private NodeAgentMain(ApiServer client, PodResourcesClient kubelet, NodeAgent agent, NodeHealthListener health) {
+  private NodeAgentMain(ApiServer client, PodResourcesClient kubelet, NodeAgent agent, NodeAgentHealth probes, NodeHealthListener health,
+      Optional<TopologyNodeCheck> topology) {
     this.client = client;
     this.kubelet = kubelet;
     this.agent = agent;
+    this.probes = probes;
     this.health = health;
+    this.topology = topology;
   }
 
   /** Runs the agent until the process is told to stop; a setting it cannot work with ends it with status 1 and one line saying which. */
@@ -70,8 +77,8 @@ public final class NodeAgentMain implements AutoCloseable {
     try {
       running = start(config);
     } catch (RuntimeException e) {
-      // A setting, or the API server not answering the start's one read (its own Node): one line;
-      // the DaemonSet restarts the pod. The trace, for what no setting explains, at DEBUG.
+      // A setting it cannot work with: one line; the DaemonSet restarts the pod. The trace, for what
+      // no setting explains, at DEBUG. (An API server that does not answer is waited for, not this.)
       LOG.error("node agent not started: " + reason(e));
       LOG.debug("node agent start failed", e);
       System.exit(1);
@@ -140,15 +147,29 @@ public final class NodeAgentMain implements AutoCloseable {
         settings.getOptionalValue("quarkus.kubernetes-client.trust-certs", Boolean.class).orElse(false), API_TIMEOUT);
     PodResourcesClient kubelet = null;
     NodeAgent agent = null;
+    Optional<TopologyNodeCheck> topology = Optional.empty();
     try {
       kubelet = new PodResourcesClient(config.socket(), config.callTimeout());
       var index = DeviceIndex.fromDriver(config.nvidiaGpus(), Clock.systemUTC());
-      var agentSettings = new NodeAgent.Settings(node, new HashSet<>(config.resources()), config.period(), pluginSettings(config, client, node));
+      var plugin = pluginSettings(config);
+      var serve = config.devicePlugin().serve();
+      var agentSettings = new NodeAgent.Settings(node, new HashSet<>(config.resources()), config.period(),
+          serve == NodeAgentConfig.DevicePluginConfig.Serve.ALWAYS ? plugin : Optional.empty());
       agent = NodeAgent.create(client, kubelet, index, agentSettings, Clock.systemUTC()).start();
-      var health = NodeHealthListener.start(config.healthPort(),
-          new NodeAgentHealth(agent, config.period(), config.callTimeout(), Clock.systemUTC()));
-      return new NodeAgentMain(client, kubelet, agent, health);
+      if (serve == NodeAgentConfig.DevicePluginConfig.Serve.TOPOLOGY_NODES) {
+        // Its own Node says: read on a thread of its own, asked again while the API server does not answer.
+        var started = agent;
+        topology = Optional.of(TopologyNodeCheck.start(client, node, NodeAgent.WATCH_BACKOFF, TOPOLOGY_BACKOFF_MAX, isTopology -> {
+          if (isTopology) {
+            started.servePlugin(plugin.orElseThrow());
+          }
+        }));
+      }
+      var probes = new NodeAgentHealth(agent, config.period(), config.callTimeout(), Clock.systemUTC());
+      var health = NodeHealthListener.start(config.healthPort(), probes);
+      return new NodeAgentMain(client, kubelet, agent, probes, health, topology);
     } catch (RuntimeException e) {
+      topology.ifPresent(TopologyNodeCheck::close);
       if (agent != null) {
         agent.close();
       }
@@ -160,15 +181,10 @@ public final class NodeAgentMain implements AutoCloseable {
     }
   }
 
-  /** The device plugin's settings when this node is to have one. */
-  private static Optional<DevicePlugin.Settings> pluginSettings(NodeAgentConfig config, ApiServer client, String node) {
+  /** The device plugin's settings, unless it is never served (whether this node is to have one may be learned later). */
+  private static Optional<DevicePlugin.Settings> pluginSettings(NodeAgentConfig config) {
     var plugin = config.devicePlugin();
-    var serve = switch (plugin.serve()) {
-      case ALWAYS -> true;
-      case NEVER -> false;
-      case TOPOLOGY_NODES -> DevicePlugin.topologyNode(client, node);
-    };
-    if (!serve) {
+    if (plugin.serve() == NodeAgentConfig.DevicePluginConfig.Serve.NEVER) {
       return Optional.empty();
     }
     Optional<LinkMatrix> links = plugin.topologyFile().map(file -> {
@@ -182,8 +198,19 @@ public final class NodeAgentMain implements AutoCloseable {
         plugin.pciDevices(), links, new HashSet<>(config.resources()), config.callTimeout(), GpuHandover.CACHE_LAG));
   }
 
+  /** The agent started, for tests. */
+  NodeAgent agent() {
+    return agent;
+  }
+
+  /** Whether the health listener reports the agent ready, for tests. */
+  boolean ready() {
+    return probes.ready().status() == 200;
+  }
+
   @Override
   public void close() {
+    topology.ifPresent(TopologyNodeCheck::close);
     health.close();
     agent.close();
     kubelet.close();

@@ -296,6 +296,38 @@ class DevicePluginTest {
     assertThat(visible(pod, "main")).isEqualTo(uuids(4, 5, 6, 7));
   }
 
+  /**
+   * With the API server away (the agent started during an outage) the device plugin is served all
+   * the same: registered, its GPUs listed (the kubelet needs ListAndWatch), and a container it
+   * admits gets the topology-best set, since no bound choice can be known.
+   */
+  @Test
+  void theDevicePluginIsServedWhileTheApiServerIsAwayAndPrefersTheTopologyBestSet() throws IOException {
+    var free = new java.net.ServerSocket(0);
+    var port = free.getLocalPort();
+    free.close();
+    var away = io.gpuadmission.node.api.ApiServer.at("http://127.0.0.1:" + port, Path.of("no-service-account"), false, Duration.ofSeconds(2));
+    var whole = Set.of("nvidia.com/gpu", RESOURCE);
+    var plugin = new DevicePlugin.Settings(dir.resolve("device-plugins"), List.of(RESOURCE), DevicePluginServer.Handover.ENV, driver,
+        dir.resolve("sys"), Optional.of(LinkMatrix.dgx1V100()), whole, Duration.ofSeconds(3), Duration.ofMillis(200));
+    var agent = NodeAgent.create(away, podResourcesClient, DeviceIndex.fromDriver(driver, Clock.systemUTC()),
+        new NodeAgent.Settings(NODE, whole, Duration.ofSeconds(5), Optional.of(plugin)), Clock.systemUTC()).start();
+    try {
+      await().atMost(Duration.ofSeconds(60)).until(() -> kubelet.registrations().size() == 1 && kubelet.devices().size() == 8);
+      assertThat(agent.podsSynced()).isFalse();
+      var pod = new PodBuilder().withNewMetadata().withNamespace("ml-team-a").withName("admitted-in-the-outage").endMetadata()
+          .withNewSpec().withNodeName(NODE).withContainers(container("main", 4)).endSpec().build();
+
+      kubelet.admit(pod);
+
+      var best = BestSet.of(LinkMatrix.dgx1V100(), Set.of(0, 1, 2, 3, 4, 5, 6, 7), Set.of(), 4);
+      assertThat(visible(pod, "main")).isEqualTo(uuids(best.stream().mapToInt(Integer::intValue).toArray()));
+    } finally {
+      agent.close();
+      away.close();
+    }
+  }
+
   @Test
   void aKubeletRestartIsFollowedByAnotherRegistrationOnANewSocket() {
     var agent = agent();
