@@ -16,15 +16,20 @@ import java.util.Optional;
  * refused saying which container or field, resource and value, before any rule reads it as a number.
  */
 public final class QuantitySyntax {
+  private static final BigDecimal LARGEST = BigDecimal.valueOf(Long.MAX_VALUE);
+
   private QuantitySyntax() {}
 
   /**
    * The amount, read as kube-apiserver reads it: fabric8's own reading fails on some strings it
    * accepts ({@code " 2 "}, {@code "Ki"}, {@code "-"}). Any other string keeps fabric8's error;
-   * {@link #problem} refuses such a pod before rules read it.
+   * {@link #problem} refuses such a pod before rules read it. Capped at ±(2^63-1).
    */
   public static BigDecimal amount(Quantity quantity) {
-    return KubeQuantity.parseJsonValue(quantity.toString()).orElseGet(quantity::getNumericalAmount);
+    var amount = KubeQuantity.parseJsonValue(quantity.toString()).orElseGet(quantity::getNumericalAmount);
+    // A valid 1e2000000000 would cost the rules' intValue() a number of two billion digits: beyond
+    // what an int64 (kube-scheduler's view of a resource) holds, it is read as the largest one.
+    return amount.abs().compareTo(LARGEST) <= 0 ? amount : amount.signum() < 0 ? LARGEST.negate() : LARGEST;
   }
 
   /**

@@ -24,6 +24,8 @@ class QuantitySyntaxTest {
     assertThat(PodResources.amount(container, "aliyun.com/gpu")).isEqualByComparingTo("2");
     assertThat(PodResources.amount(container, "memory")).isEqualByComparingTo(BigDecimal.ZERO);
     assertThat(PodResources.amount(container, "aliyun.com/gpu-mem")).isEqualByComparingTo("10");
+    var huge = pod("{\"aliyun.com/gpu\": \"1e2000000000\"}").getSpec().getContainers().getFirst();
+    assertThat(PodResources.amount(huge, "aliyun.com/gpu")).isEqualByComparingTo(Long.toString(Long.MAX_VALUE));
   }
 
   @Test
