@@ -3,6 +3,7 @@ package io.gpuadmission.allocator;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.ToIntFunction;
 
 /**
  * Places a whole gang at once: {@code members} pods of {@code gpusEach} whole GPUs each, on as few
@@ -66,13 +67,23 @@ public final class GangPlanner {
    * two of them on one node would ask for the same port).
    */
   public Result plan(List<NodeGpus> nodes, int members, int gpusEach, int perNode) {
+    return plan(nodes, members, gpusEach, perNode, node -> Integer.MAX_VALUE);
+  }
+
+  /**
+   * The plan where a node may give at most {@code gpusAllowed} more whole GPUs, however many its
+   * GPUs show free (the node's device plugin reports fewer to the kubelet: kube-scheduler admits a
+   * pod only within the node's allocatable count less what its pods already request).
+   */
+  public Result plan(List<NodeGpus> nodes, int members, int gpusEach, int perNode, ToIntFunction<NodeGpus> gpusAllowed) {
     if (members <= 0 || gpusEach <= 0 || perNode <= 0) {
       throw new IllegalArgumentException("a gang needs members and GPUs: " + members + " x " + gpusEach + ", " + perNode + " per node");
     }
     var capacities = new ArrayList<NodeCapacity>();
     var room = 0;
     for (int position = 0; position < nodes.size(); position++) {
-      var capacity = capacity(position, nodes.get(position), Math.min(members, perNode), gpusEach);
+      var node = nodes.get(position);
+      var capacity = capacity(position, node, Math.min(Math.min(members, perNode), Math.max(0, gpusAllowed.applyAsInt(node)) / gpusEach), gpusEach);
       if (!capacity.choices().isEmpty()) {
         capacities.add(capacity);
         room += capacity.choices().size();

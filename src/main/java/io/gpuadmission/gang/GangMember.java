@@ -19,6 +19,8 @@ import java.util.TreeSet;
  * may run.
  *
  * @param replicas the replica label's value as written (members must agree on it)
+ * @param resource the whole-GPU resource it asks ({@code aliyun.com/gpu} on topology nodes, else
+ *     {@code nvidia.com/gpu}), whose allocatable count limits the nodes it is planned on
  * @param node the node it is bound to, "" while pending
  * @param hostPorts the ports it takes on its node (kube-scheduler keeps two pods asking one port apart)
  * @param nvlink true when its GPUs must all be NVLink-connected (policy {@code topology.requireNVLink})
@@ -30,6 +32,7 @@ public record GangMember(
     String name,
     GangKey gang,
     String replicas,
+    String resource,
     int gpus,
     Instant created,
     String node,
@@ -66,6 +69,7 @@ public record GangMember(
             meta.getName(),
             new GangKey(meta.getNamespace(), job.get().displayName()),
             job.get().replicas(),
+            resource(pod, policy),
             ask.count(),
             created(meta.getCreationTimestamp()),
             node,
@@ -74,6 +78,14 @@ public record GangMember(
             NodeConstraints.of(spec),
             hostPorts(pod),
             ask.nvlink()));
+  }
+
+  /** The topology pool's whole-GPU resource when the pod asks it, else the other one. */
+  private static String resource(Pod pod, GpuPolicy policy) {
+    var topology = policy.topology();
+    return io.gpuadmission.pod.PodResources.effective(pod, topology.resourceName()).signum() > 0
+        ? topology.resourceName()
+        : topology.wholeGpuResource();
   }
 
   public boolean bound() {

@@ -2,6 +2,7 @@ package io.gpuadmission.gang;
 
 import io.fabric8.kubernetes.api.model.Node;
 import io.gpuadmission.allocator.NodeGpus;
+import io.gpuadmission.placement.AllocatableGpus;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PlacementDecider.GangGroup;
@@ -24,7 +25,9 @@ import java.util.function.Supplier;
  * now, each member over the nodes its own nodeSelector, required affinity and tolerations admit
  * (members that differ, such as a Master and its Workers, are planned group by group), leaving out
  * nodes where a bound member already holds a host port the gang needs, and nodes a timed-out plan
- * of this gang could not be bound on. The leader plans with it; every replica's filter asks it
+ * of this gang could not be bound on; a node gives no more whole GPUs than its {@code
+ * status.allocatable} count less what its pods hold ({@link AllocatableGpus}), as kube-scheduler
+ * counts them. The leader plans with it; every replica's filter asks it
  * whether the gang fits, to give the same reason (cached until the ledger or the gang changes: a
  * gang's members all ask at once).
  */
@@ -42,7 +45,20 @@ public final class GangPlanning {
   public sealed interface Outcome {
     record Planned(List<MemberPlace> places, Map<String, MemberPlace> byMember) implements Outcome {}
 
-    record NoRoom(int room, int eligibleNodes) implements Outcome {}
+    /**
+     * {@code allocatableLimits}: eligible nodes whose {@code status.allocatable} gives fewer whole
+     * GPUs than they show free, each with what it offers ({@code gpu-b} → {@code 4 aliyun.com/gpu
+     * allocatable}), by name.
+     */
+    record NoRoom(int room, int eligibleNodes, Map<String, String> allocatableLimits) implements Outcome {
+      public NoRoom {
+        allocatableLimits = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(allocatableLimits));
+      }
+
+      public NoRoom(int room, int eligibleNodes) {
+        this(room, eligibleNodes, Map.of());
+      }
+    }
   }
 
   private record Cached(long generation, List<String> members, Set<String> avoid, long madeNanos, Outcome outcome) {}
@@ -137,9 +153,15 @@ public final class GangPlanning {
       eligible.addAll(names);
       planned.add(new GangGroup(names, group.getValue().size()));
     }
-    var outcome = decider.planGang(planned, complete.gpusEach(), complete.perNode(), complete.nvlink(), views);
+    // kube-scheduler's NodeResourcesFit admits a member only within the node's allocatable count, not its GPU labels.
+    var allocatable = AllocatableGpus.of(complete.resource(), all);
+    var outcome = decider.planGang(planned, complete.gpusEach(), complete.perNode(), complete.nvlink(), views, allocatable::gpusAllowed);
     if (outcome instanceof GangOutcome.NoRoom noRoom) {
-      return new Outcome.NoRoom(noRoom.room(), eligible.size());
+      var limits = new java.util.TreeMap<String, String>();
+      for (var name : eligible) {
+        views.apply(name).flatMap(allocatable::limit).ifPresent(limit -> limits.put(name, limit));
+      }
+      return new Outcome.NoRoom(noRoom.room(), eligible.size(), limits);
     }
     var places = ((GangOutcome.Planned) outcome).places();
     var byMember = new LinkedHashMap<String, MemberPlace>();

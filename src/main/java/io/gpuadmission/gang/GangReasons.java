@@ -5,6 +5,7 @@ import io.gpuadmission.placement.PlacementDecider.MemberPlace;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** What a gang's members are told, in one place, so every replica and every member says the same. */
 final class GangReasons {
@@ -28,7 +29,29 @@ final class GangReasons {
     var perNode = complete.perNode() == 1 && complete.unbound().size() > 1 ? ", one per node (the members use host ports)" : "";
     var bound = complete.bound().isEmpty() ? "" : " (" + complete.bound().size() + " of " + complete.expected() + " already bound)";
     return what + perNode + bound + ", the cluster has room for " + noRoom.room()
-        + " (on the " + noRoom.eligibleNodes() + " node" + (noRoom.eligibleNodes() == 1 ? "" : "s") + " its members may run on)";
+        + " (on the " + noRoom.eligibleNodes() + " node" + (noRoom.eligibleNodes() == 1 ? "" : "s") + " its members may run on)"
+        + allocatableLimits(noRoom.allocatableLimits());
+  }
+
+  /** At most this many short nodes are named: the reason is repeated for every node of a filter answer. */
+  private static final int NAMED_NODES = 5;
+
+  /**
+   * {@code ; status.allocatable gives fewer GPUs than the node labels count on gpu-b (4
+   * aliyun.com/gpu allocatable) and gpu-c (...)}: nodes whose device plugin reports fewer GPUs than
+   * they show free (unhealthy GPUs, a plugin restarting), which kube-scheduler counts by.
+   */
+  private static String allocatableLimits(Map<String, String> limits) {
+    if (limits.isEmpty()) {
+      return "";
+    }
+    var parts = new ArrayList<String>();
+    limits.entrySet().stream().limit(NAMED_NODES).forEach(e -> parts.add(e.getKey() + " (" + e.getValue() + ")"));
+    if (limits.size() > NAMED_NODES) {
+      parts.add((limits.size() - NAMED_NODES) + " more");
+    }
+    var text = parts.size() == 1 ? parts.get(0) : String.join(", ", parts.subList(0, parts.size() - 1)) + " and " + parts.get(parts.size() - 1);
+    return "; status.allocatable gives fewer GPUs than the node labels count on " + text;
   }
 
   static String awaitingPlan(GangKey gang, GangStatus.Complete complete) {

@@ -26,6 +26,11 @@ public sealed interface GangStatus {
       return unbound.stream().anyMatch(GangMember::nvlink);
     }
 
+    /** The whole-GPU resource the members ask (the first pending member's: members agree on their GPUs). */
+    public String resource() {
+      return unbound.isEmpty() ? (bound.isEmpty() ? "" : bound.get(0).resource()) : unbound.get(0).resource();
+    }
+
     /** One member per node when members use host ports, else no limit. */
     public int perNode() {
       return unbound.stream().anyMatch(m -> !m.hostPorts().isEmpty()) ? 1 : Math.max(1, unbound.size());

@@ -114,6 +114,19 @@ public final class NodeEligibility {
     return Optional.empty();
   }
 
+  /**
+   * How many units of {@code resource} the node's {@code status.allocatable} lists (0 when it lists
+   * others but not this one), as {@link #refusal} reads it; empty when the node has no allocatable
+   * list (not known: its labels decide).
+   */
+  public static java.util.OptionalLong allocatable(Node node, String resource) {
+    var allocatable = node == null || node.getStatus() == null ? null : node.getStatus().getAllocatable();
+    if (allocatable == null || allocatable.isEmpty()) {
+      return java.util.OptionalLong.empty();
+    }
+    return java.util.OptionalLong.of(units(allocatable.get(resource)));
+  }
+
   /** {@code its GPU resources: aliyun.com/gpu=8}, or that it offers none. */
   private String offered(Map<String, Quantity> allocatable) {
     var gpus = new TreeMap<String, String>();

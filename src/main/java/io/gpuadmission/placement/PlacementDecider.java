@@ -108,6 +108,16 @@ public final class PlacementDecider {
   /** As above, on the nodes' GPUs as {@code views} gives them (preemption: with some pods taken away). */
   public GangOutcome planGang(
       List<GangGroup> groups, int gpusEach, int perNode, boolean nvlink, Function<String, Optional<NodeGpus>> nodeViews) {
+    return planGang(groups, gpusEach, perNode, nvlink, nodeViews, view -> Integer.MAX_VALUE);
+  }
+
+  /**
+   * As above, a node giving at most {@code gpusAllowed} more whole GPUs (asked of the node as the
+   * groups before have left it: {@link AllocatableGpus}).
+   */
+  public GangOutcome planGang(
+      List<GangGroup> groups, int gpusEach, int perNode, boolean nvlink, Function<String, Optional<NodeGpus>> nodeViews,
+      java.util.function.ToIntFunction<NodeGpus> gpusAllowed) {
     var s = strategies();
     var planner = new GangPlanner(s.whole(nvlink ? GpuAsk.nvlinked(gpusEach) : GpuAsk.whole(gpusEach)));
     var working = new java.util.HashMap<String, NodeGpus>();
@@ -123,7 +133,7 @@ public final class PlacementDecider {
           view.ifPresent(views::add);
         }
       }
-      var result = planner.plan(views, group.members(), gpusEach, perNode);
+      var result = planner.plan(views, group.members(), gpusEach, perNode, gpusAllowed);
       if (result instanceof GangPlanner.Result.NoRoom noRoom) {
         room += noRoom.room();
         fits = false;

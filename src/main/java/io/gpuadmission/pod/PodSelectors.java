@@ -2,6 +2,7 @@ package io.gpuadmission.pod;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -22,6 +23,42 @@ public final class PodSelectors {
     return nodeSelectorValue(pod, key).isPresent()
         || NodeAffinityEditor.anyRequiredExpression(
             pod, e -> key.equals(e.getKey()) && ATTRACTING.contains(e.getOperator()));
+  }
+
+  /**
+   * The values of label {@code key} a node must have for the pod: the nodeSelector's value, else the
+   * values the required node affinity allows (each term's {@code In} lists, intersected within a
+   * term, united over the terms, which are ORed). Empty when some term (or the pod, without terms)
+   * leaves the label open.
+   */
+  public static Optional<Set<String>> selectedValues(Pod pod, String key) {
+    var chosen = nodeSelectorValue(pod, key);
+    if (chosen.isPresent()) {
+      return Optional.of(Set.of(chosen.get()));
+    }
+    var terms = NodeAffinityEditor.requiredTerms(pod);
+    if (terms.isEmpty()) {
+      return Optional.empty();
+    }
+    var union = new java.util.TreeSet<String>();
+    for (var term : terms) {
+      java.util.Set<String> allowed = null;
+      for (var e : term == null || term.getMatchExpressions() == null ? List.<io.fabric8.kubernetes.api.model.NodeSelectorRequirement>of() : term.getMatchExpressions()) {
+        if (e != null && key.equals(e.getKey()) && "In".equals(e.getOperator()) && e.getValues() != null) {
+          var values = new java.util.TreeSet<>(e.getValues());
+          if (allowed == null) {
+            allowed = values;
+          } else {
+            allowed.retainAll(values);
+          }
+        }
+      }
+      if (allowed == null) {
+        return Optional.empty();
+      }
+      union.addAll(allowed);
+    }
+    return Optional.of(union);
   }
 
   /** True when any label the nodeSelector or required affinity is drawn to matches. */

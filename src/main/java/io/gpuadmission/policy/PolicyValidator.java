@@ -82,6 +82,12 @@ final class PolicyValidator {
     }
     topologies(p.allocator().topologies());
     fgdWorkload(p.allocator().fgdWorkload());
+    var scaling = p.feasibility().scaleFromZeroModels();
+    for (int i = 0; i < scaling.size(); i++) {
+      if (!scaling.get(i).equals(FeasibilityPolicy.ANY_MODEL)) {
+        labelValue("feasibility.scaleFromZeroModels[" + i + "]", scaling.get(i));
+      }
+    }
     var scheduler = p.scheduling().schedulerName();
     if (!scheduler.isEmpty() && !KubernetesNames.isSubdomain(scheduler)) {
       add(

@@ -48,12 +48,18 @@ public final class FeasibilityRule implements PodRule {
       return;
     }
     if (model.isPresent() && gpuNodes.stream().noneMatch(n -> n.model().filter(model.get()::equals).isPresent())) {
+      if (policy.feasibility().scalesFromZero(model.get())) {
+        result.warn("gpu-admission: " + s.prefix() + "asks GPU model \"" + model.get() + "\", which no node has now; admitted as policy"
+            + " feasibility.scaleFromZeroModels lists it (a node pool that scales from zero): it stays Pending until the cluster"
+            + " autoscaler adds such a node");
+        return;
+      }
       infeasible(
           s,
           result,
           "spec.nodeSelector." + policy.nodeLabels().model(),
           s.prefix() + "asks GPU model \"" + model.get() + "\" but no node has it (known models: " + models(gpuNodes)
-              + "); use one of those");
+              + "); use one of those, or, if its node pool scales from zero, list it in policy feasibility.scaleFromZeroModels");
       return;
     }
     if (whole.signum() > 0 && !minimumMemoryFits(s, result, gpuNodes)) {
@@ -102,8 +108,11 @@ public final class FeasibilityRule implements PodRule {
 
   /**
    * A whole-GPU pod's {@code gpu-admission.io/min-gpu-memory} that no GPU model of the cluster has
-   * (the mutation could pin it to no model and left it unpinned): refused like a model no node has.
-   * A pod that selects models itself, or a value that is no quantity, is not judged here.
+   * (the mutation could pin it to no model and left it unpinned), or that the models the pod
+   * selects (its nodeSelector, its namespace's default or model annotation pinned by the mutation,
+   * or In lists of its required node affinity) all lack: refused like a model no node has. A
+   * selection that leaves the model open or names a model no node has now (a pool at zero: its
+   * memory is not known), or a value that is no quantity, is not judged here.
    */
   private static boolean minimumMemoryFits(PodSubject s, ValidationResult result, List<GpuNode> gpuNodes) {
     var policy = s.policy();
@@ -111,12 +120,19 @@ public final class FeasibilityRule implements PodRule {
     var annotations = pod.getMetadata() == null ? null : pod.getMetadata().getAnnotations();
     var annotation = policy.gpuModel().minMemoryAnnotation();
     var minimum = annotations == null ? null : annotations.get(annotation);
-    if (minimum == null || PodSelectors.selectsByLabel(pod, policy.nodeLabels().model())) {
+    if (minimum == null) {
       return true;
     }
     var mib = GpuModelCatalog.minimumMiB(minimum);
     var catalog = GpuModelCatalog.of(gpuNodes);
-    if (mib.isEmpty() || catalog.isEmpty() || !catalog.modelsWithAtLeast(mib.getAsLong(), policy.gpuModel().memoryTolerancePercent()).isEmpty()) {
+    if (mib.isEmpty() || catalog.isEmpty()) {
+      return true;
+    }
+    var enough = catalog.modelsWithAtLeast(mib.getAsLong(), policy.gpuModel().memoryTolerancePercent());
+    if (PodSelectors.selectsByLabel(pod, policy.nodeLabels().model())) {
+      return selectedModelsFit(s, result, catalog, enough, annotation, minimum);
+    }
+    if (!enough.isEmpty()) {
       return true;
     }
     var largest = catalog.largest().get();
@@ -126,6 +142,36 @@ public final class FeasibilityRule implements PodRule {
         "metadata.annotations." + annotation,
         s.prefix() + "asks " + annotation + " " + minimum + " but no GPU model in the cluster has that much per GPU (the most: "
             + largest.getKey() + ", " + largest.getValue() + "MiB); lower it or remove the annotation");
+    return false;
+  }
+
+  /**
+   * The pod's own choice of models against its minimum: refused when every model it selects is
+   * known and none has the minimum, naming each model and its memory per GPU.
+   */
+  private static boolean selectedModelsFit(
+      PodSubject s, ValidationResult result, GpuModelCatalog catalog, List<String> enough, String annotation, String minimum) {
+    var label = s.policy().nodeLabels().model();
+    var selected = PodSelectors.selectedValues(s.pod(), label);
+    if (selected.isEmpty() || selected.get().isEmpty()
+        || !catalog.smallestMemoryMiB().keySet().containsAll(selected.get()) || selected.get().stream().anyMatch(enough::contains)) {
+      return true;
+    }
+    var sorted = selected.get().stream().sorted().toList();
+    var memory = catalog.smallestMemoryMiB();
+    String chosen;
+    if (sorted.size() == 1) {
+      chosen = "the GPU model it selects (" + label + "), " + sorted.get(0) + ", has " + memory.get(sorted.get(0)) + "MiB per GPU";
+    } else {
+      var each = sorted.stream().map(m -> m + " (" + memory.get(m) + "MiB per GPU)").toList();
+      chosen = "the GPU models it selects (" + label + "), " + String.join(", ", each.subList(0, each.size() - 1)) + " and "
+          + each.get(each.size() - 1) + ", have less";
+    }
+    var largest = catalog.largest().get();
+    var fix = enough.isEmpty()
+        ? "no GPU model in the cluster has that much (the most: " + largest.getKey() + ", " + largest.getValue() + "MiB); lower it or remove the annotation"
+        : "select a model that has it (" + String.join(", ", enough) + ") or lower the minimum";
+    infeasible(s, result, "metadata.annotations." + annotation, s.prefix() + "asks " + annotation + " " + minimum + " but " + chosen + "; " + fix);
     return false;
   }
 

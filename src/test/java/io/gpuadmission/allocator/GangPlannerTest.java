@@ -76,6 +76,18 @@ class GangPlannerTest {
   }
 
   @Test
+  void aNodeGivesNoMoreGpusThanItIsAllowed() {
+    var nodes = List.of(node("dgx-a", LinkMatrix.dgx1V100()), node("dgx-b", LinkMatrix.dgx1V100()));
+
+    // dgx-a may give 5 GPUs (its allocatable count): two 2-GPU members, the other two go to dgx-b.
+    var result = planner.plan(nodes, 4, 2, 4, n -> n.name().equals("dgx-a") ? 5 : Integer.MAX_VALUE);
+
+    assertThat(((Result.Planned) result).placements().stream().map(p -> nodes.get(p.node()).name() + " " + java.util.Arrays.toString(p.gpus())))
+        .containsExactly("dgx-b [0, 3]", "dgx-b [1, 2]", "dgx-b [4, 7]", "dgx-b [5, 6]");
+    assertThat(planner.plan(nodes, 4, 2, 4, n -> 3)).isEqualTo(new Result.NoRoom(2));
+  }
+
+  @Test
   void usesTheFewestNodes() {
     var half = node("half-used", LinkMatrix.dgx1V100(), 4, 5, 6, 7);
     var idle = node("idle", LinkMatrix.dgx1V100());

@@ -120,7 +120,20 @@ class ClusterAdmissionTest {
     assertThat(message(validate(Reviews.create("u-model", p))))
         .isEqualTo(
             "Pod \"tf-notebook-5d4b8c7f9-abcde\": asks GPU model \"Tesla-P100-PCIE-16GB\" but no node has it (known models:"
-                + " Tesla-M40, Tesla-V100-SXM2-16GB); use one of those");
+                + " Tesla-M40, Tesla-V100-SXM2-16GB); use one of those, or, if its node pool scales from zero, list it in policy"
+                + " feasibility.scaleFromZeroModels");
+  }
+
+  @Test
+  void refusesAMinimumGpuMemoryTheModelThePodPinsLacks() {
+    var p = pod("mutation/tf-notebook-pod/pod.yaml"); // pins Tesla-M40 (12209MiB per GPU) by nodeSelector
+    ((ObjectNode) p.path("metadata")).putObject("annotations").put("gpu-admission.io/min-gpu-memory", "16Gi");
+
+    assertThat(message(validate(Reviews.create("u-min-model", p))))
+        .isEqualTo(
+            "Pod \"tf-notebook-5d4b8c7f9-abcde\": asks gpu-admission.io/min-gpu-memory 16Gi but the GPU model it selects"
+                + " (aliyun.accelerator/nvidia_name), Tesla-M40, has 12209MiB per GPU; select a model that has it (Tesla-V100-SXM2-16GB)"
+                + " or lower the minimum");
   }
 
   @Test

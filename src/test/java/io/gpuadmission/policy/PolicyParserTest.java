@@ -35,6 +35,7 @@ class PolicyParserTest {
             gpuModel: {modelAnnotation: example.com/model, minMemoryAnnotation: example.com/min, memoryTolerancePercent: 5, namespaceDefaults: {ml: Tesla-T4}}
             allocator: {wholeGpu: first-fit, memoryShare: fgd, topologies: {Tesla-T4: "\\tGPU0\\tGPU1\\nGPU0\\t X \\tPHB\\nGPU1\\tPHB\\t X \\n"}, fgdWorkload: {learnedWindowMinutes: 30, declared: [{gpuMemory: 4, cpu: 1500m, weight: 3}, {gpus: 8, cpu: 64, weight: 0.5}]}}
             failureMode: {gpuPods: open, otherPods: closed}
+            feasibility: {onInfeasible: warn, scaleFromZeroModels: [A100-SXM4-80GB, "*"]}
             """);
 
     assertThat(PolicyParser.parse(PolicyParser.write(custom))).isEqualTo(custom);
@@ -82,6 +83,7 @@ class PolicyParserTest {
           ask given twice    | allocator:\\n  fgdWorkload:\\n    declared:\\n    - {gpus: 2, weight: 1}\\n    - {gpuMemory: 8, weight: 1}\\n    - {gpus: 2, weight: 3} | line 6: allocator.fgdWorkload.declared[2]: the same ask (2 whole GPUs) as allocator.fgdWorkload.declared[0]; give each ask once, with its whole weight
           unreadable cpu     | allocator:\\n  fgdWorkload:\\n    declared:\\n    - {gpuMemory: 8, cpu: four, weight: 1} | line 4: allocator.fgdWorkload.declared[0].cpu: "four" is not a CPU quantity (such as 4, 0.5 or 500m)
           unknown ask key    | allocator:\\n  fgdWorkload:\\n    declared:\\n    - {gpuMem: 8, weight: 1} | line 4: allocator.fgdWorkload.declared[0].gpuMem: unknown key; known keys here: cpu, gpuMemory, gpus, weight
+          bad model to scale | feasibility:\\n  scaleFromZeroModels: ["*", "A100 80GB"] | line 2: feasibility.scaleFromZeroModels[1]: "A100 80GB" is not a valid label value
           negative window    | allocator:\\n  fgdWorkload:\\n    learnedWindowMinutes: -5 | line 3: allocator.fgdWorkload.learnedWindowMinutes: -5 must be between 0 (pending and running pods only) and 10080 (a week)
           """)
   void refusesInvalidDocumentWithKeyPathAndLine(String what, String yaml, String message) {

@@ -165,6 +165,88 @@ class UnschedulableRequestTest {
                     + " Tesla-V100-SXM2-16GB, 16130MiB); lower it or remove the annotation"));
   }
 
+  /** The 32Gi fixture pod selecting models itself: nodeSelector {@code model}, or required node affinity In {@code models}. */
+  private static ValidationResult minimumWithModels(String minimum, GpuPolicy policy, String... models) {
+    var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("validation/pod-min-gpu-memory-32gi.yaml")), Pod.class);
+    pod.getMetadata().getAnnotations().put("gpu-admission.io/min-gpu-memory", minimum);
+    if (models.length == 1) {
+      pod.getSpec().setNodeSelector(Map.of("aliyun.accelerator/nvidia_name", models[0]));
+    } else {
+      io.gpuadmission.pod.NodeAffinityEditor.requireEverywhere(
+          pod, io.gpuadmission.pod.NodeAffinityEditor.requirement("aliyun.accelerator/nvidia_name", "In", List.of(models)));
+    }
+    return new PodValidator(new RecentAdmissions(0, System::nanoTime))
+        .validate(new PodSubject(pod, "default", policy, cluster(policy), "pod"), false);
+  }
+
+  @Test
+  void refusesAMinimumGpuMemoryTheSelectedModelLacks() {
+    assertThat(minimumWithModels("16Gi", PolicyParser.builtInDefault(), "Tesla-M40").violations())
+        .containsExactly(
+            new Violation(
+                "feasibility",
+                "metadata.annotations.gpu-admission.io/min-gpu-memory",
+                "asks gpu-admission.io/min-gpu-memory 16Gi but the GPU model it selects (aliyun.accelerator/nvidia_name), Tesla-M40,"
+                    + " has 12209MiB per GPU; select a model that has it (Tesla-V100-SXM2-16GB) or lower the minimum"));
+    assertThat(minimumWithModels("32Gi", PolicyParser.builtInDefault(), "Tesla-M40", "Tesla-V100-SXM2-16GB").violations())
+        .extracting(Violation::message)
+        .containsExactly(
+            "asks gpu-admission.io/min-gpu-memory 32Gi but the GPU models it selects (aliyun.accelerator/nvidia_name), Tesla-M40"
+                + " (12209MiB per GPU) and Tesla-V100-SXM2-16GB (16130MiB per GPU), have less; no GPU model in the cluster has that much"
+                + " (the most: Tesla-V100-SXM2-16GB, 16130MiB); lower it or remove the annotation");
+  }
+
+  @Test
+  void admitsAMinimumOneSelectedModelHasOrThatNoKnownNodeCanTell() {
+    assertThat(minimumWithModels("16Gi", PolicyParser.builtInDefault(), "Tesla-M40", "Tesla-V100-SXM2-16GB").violations()).isEmpty();
+    assertThat(minimumWithModels("16Gi", PolicyParser.builtInDefault(), "Tesla-V100-SXM2-16GB").violations()).isEmpty();
+    // A model no node has now: its memory is not known (the model check refuses the nodeSelector, not the minimum).
+    assertThat(minimumWithModels("16Gi", PolicyParser.builtInDefault(), "Tesla-M40", "A100-SXM4-80GB").violations()).isEmpty();
+  }
+
+  @Test
+  void onlyWarnsOfAMinimumTheSelectedModelLacksWhenThePolicySaysWarn() {
+    var result = minimumWithModels("16Gi", policy("feasibility:\n  onInfeasible: warn\n"), "Tesla-M40");
+
+    assertThat(result.violations()).isEmpty();
+    assertThat(result.warnings()).containsExactly(
+        "gpu-admission: asks gpu-admission.io/min-gpu-memory 16Gi but the GPU model it selects (aliyun.accelerator/nvidia_name),"
+            + " Tesla-M40, has 12209MiB per GPU; select a model that has it (Tesla-V100-SXM2-16GB) or lower the minimum (admitted as"
+            + " policy feasibility.onInfeasible is warn: it stays Pending until a node can take it)");
+  }
+
+  /** A pod asking one nvidia.com/gpu of model {@code model} by nodeSelector. */
+  private static ValidationResult modelPod(String model, GpuPolicy policy) {
+    var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("validation/pod-min-gpu-memory-32gi.yaml")), Pod.class);
+    pod.getMetadata().setAnnotations(null);
+    pod.getSpec().setNodeSelector(Map.of("aliyun.accelerator/nvidia_name", model));
+    return new PodValidator(new RecentAdmissions(0, System::nanoTime))
+        .validate(new PodSubject(pod, "default", policy, cluster(policy), "pod"), false);
+  }
+
+  @Test
+  void refusesAModelNoNodeHasUnlessThePolicyListsItsPoolAsScalingFromZero() {
+    assertThat(modelPod("A100-SXM4-80GB", PolicyParser.builtInDefault()).violations())
+        .containsExactly(
+            new Violation(
+                "feasibility",
+                "spec.nodeSelector.aliyun.accelerator/nvidia_name",
+                "asks GPU model \"A100-SXM4-80GB\" but no node has it (known models: Tesla-M40, Tesla-V100-SXM2-16GB); use one of those,"
+                    + " or, if its node pool scales from zero, list it in policy feasibility.scaleFromZeroModels"));
+
+    var warning = "gpu-admission: asks GPU model \"A100-SXM4-80GB\", which no node has now; admitted as policy"
+        + " feasibility.scaleFromZeroModels lists it (a node pool that scales from zero): it stays Pending until the cluster"
+        + " autoscaler adds such a node";
+    for (var listed : new String[] {"[A100-SXM4-80GB]", "[\"*\"]"}) {
+      var result = modelPod("A100-SXM4-80GB", policy("feasibility:\n  scaleFromZeroModels: " + listed + "\n"));
+      assertThat(result.violations()).as(listed).isEmpty();
+      assertThat(result.warnings()).as(listed).containsExactly(warning);
+    }
+    // Another model stays refused: a typo is not a pool at zero.
+    assertThat(modelPod("A100-SXM4-40GB", policy("feasibility:\n  scaleFromZeroModels: [A100-SXM4-80GB]\n")).violations())
+        .extracting(Violation::rule).containsExactly("feasibility");
+  }
+
   @Test
   void refusesATemplateWhoseContainersAskASharedGpuAndAWholeOne() {
     var result = workload("deployment-share-and-whole-gpus-across-containers.yaml", PolicyParser.builtInDefault());
