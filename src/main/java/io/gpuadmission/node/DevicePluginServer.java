@@ -6,7 +6,6 @@ import io.gpuadmission.node.deviceplugin.v1beta1.CDIDevice;
 import io.gpuadmission.node.deviceplugin.v1beta1.ContainerAllocateResponse;
 import io.gpuadmission.node.deviceplugin.v1beta1.ContainerPreferredAllocationResponse;
 import io.gpuadmission.node.deviceplugin.v1beta1.Device;
-import io.gpuadmission.node.deviceplugin.v1beta1.DevicePluginGrpc;
 import io.gpuadmission.node.deviceplugin.v1beta1.DevicePluginOptions;
 import io.gpuadmission.node.deviceplugin.v1beta1.Empty;
 import io.gpuadmission.node.deviceplugin.v1beta1.ListAndWatchResponse;
@@ -16,27 +15,18 @@ import io.gpuadmission.node.deviceplugin.v1beta1.PreStartContainerResponse;
 import io.gpuadmission.node.deviceplugin.v1beta1.PreferredAllocationRequest;
 import io.gpuadmission.node.deviceplugin.v1beta1.PreferredAllocationResponse;
 import io.gpuadmission.node.deviceplugin.v1beta1.RegisterRequest;
-import io.gpuadmission.node.deviceplugin.v1beta1.RegistrationGrpc;
 import io.gpuadmission.node.deviceplugin.v1beta1.TopologyInfo;
-import io.grpc.Server;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
-import io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.NettyServerBuilder;
-import io.grpc.stub.ServerCallStreamObserver;
-import io.grpc.stub.StreamObserver;
-import io.netty.channel.epoll.EpollDomainSocketChannel;
-import io.netty.channel.epoll.EpollEventLoopGroup;
-import io.netty.channel.epoll.EpollServerDomainSocketChannel;
-import io.netty.channel.unix.DomainSocketAddress;
+import io.gpuadmission.node.grpc.GrpcClient;
+import io.gpuadmission.node.grpc.GrpcException;
+import io.gpuadmission.node.grpc.GrpcServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 /**
@@ -75,9 +65,8 @@ final class DevicePluginServer implements AutoCloseable {
   private final GpuHandover handover;
   private final Handover how;
   private final Duration timeout;
-  private final EpollEventLoopGroup loop;
-  private final List<ServerCallStreamObserver<ListAndWatchResponse>> watchers = new CopyOnWriteArrayList<>();
-  private Server server;
+  private final List<GrpcServer.Stream> watchers = new CopyOnWriteArrayList<>();
+  private volatile GrpcServer server;
   private Object kubeletSocketKey;
   private boolean registered;
   private String lastProblem = "";
@@ -90,11 +79,6 @@ final class DevicePluginServer implements AutoCloseable {
     this.handover = handover;
     this.how = how;
     this.timeout = timeout;
-    this.loop = new EpollEventLoopGroup(1, r -> {
-      var thread = new Thread(r, "device-plugin");
-      thread.setDaemon(true);
-      return thread;
-    });
   }
 
   Path socket() {
@@ -137,7 +121,7 @@ final class DevicePluginServer implements AutoCloseable {
     try {
       serve();
       register(kubelet);
-    } catch (IOException | StatusRuntimeException e) {
+    } catch (IOException | GrpcException e) {
       problem("cannot register " + resource + " with the kubelet at " + kubelet + ": " + describe(e));
       return;
     }
@@ -149,11 +133,9 @@ final class DevicePluginServer implements AutoCloseable {
 
   /** Sends the device list again to every kubelet watching (a GPU's health changed). */
   void devicesChanged() {
-    var list = list();
+    var list = list().toByteArray();
     for (var watcher : watchers) {
-      try {
-        watcher.onNext(list);
-      } catch (RuntimeException gone) {
+      if (!watcher.send(list)) {
         watchers.remove(watcher);
       }
     }
@@ -167,44 +149,28 @@ final class DevicePluginServer implements AutoCloseable {
   }
 
   private static String describe(Exception e) {
-    if (e instanceof StatusRuntimeException s) {
-      return s.getStatus().getCode() + (s.getStatus().getDescription() == null ? "" : ": " + s.getStatus().getDescription());
-    }
     return e.getMessage();
   }
 
   private void serve() throws IOException {
     stopServer();
-    Files.deleteIfExists(socket());
-    server = NettyServerBuilder.forAddress(new DomainSocketAddress(socket().toString()))
-        .channelType(EpollServerDomainSocketChannel.class)
-        .bossEventLoopGroup(loop)
-        .workerEventLoopGroup(loop)
-        // Every call is answered from memory at once: no executor of gRPC's own.
-        .directExecutor()
-        .addService(new Service())
-        .build()
-        .start();
+    var service = "/" + VERSION + ".DevicePlugin/";
+    server = GrpcServer.start(socket(), "device-plugin", Map.of(
+        service + "GetDevicePluginOptions", request -> options().toByteArray(),
+        service + "GetPreferredAllocation", request -> preferred(PreferredAllocationRequest.parseFrom(request)).toByteArray(),
+        service + "Allocate", request -> allocate(AllocateRequest.parseFrom(request)).toByteArray(),
+        service + "PreStartContainer", request -> PreStartContainerResponse.getDefaultInstance().toByteArray()),
+        Map.of(service + "ListAndWatch", this::listAndWatch));
   }
 
-  private void register(Path kubelet) {
-    var channel = NettyChannelBuilder.forAddress(new DomainSocketAddress(kubelet.toString()))
-        .eventLoopGroup(loop)
-        .channelType(EpollDomainSocketChannel.class)
-        .usePlaintext()
-        .directExecutor()
-        .overrideAuthority("localhost")
-        .build();
-    try {
-      // The kubelet answers only once it has connected back and asked for the options (it dials
-      // with a 10 s timeout itself): allow as long.
-      RegistrationGrpc.newBlockingStub(channel).withDeadlineAfter(Math.max(timeout.toMillis(), REGISTER_TIMEOUT.toMillis()), TimeUnit.MILLISECONDS)
-          .withWaitForReady()
-          .register(RegisterRequest.newBuilder().setVersion(VERSION).setEndpoint(endpoint).setResourceName(resource)
-              .setOptions(options()).build());
-    } finally {
-      channel.shutdownNow();
-    }
+  private void register(Path kubelet) throws GrpcException {
+    var request = RegisterRequest.newBuilder().setVersion(VERSION).setEndpoint(endpoint).setResourceName(resource)
+        .setOptions(options()).build();
+    // The kubelet answers only once it has connected back and asked for the options (it dials
+    // with a 10 s timeout itself): allow as long. Waits for a kubelet that has made its socket but
+    // does not listen on it yet.
+    GrpcClient.call(kubelet, "/" + VERSION + ".Registration/Register", request.toByteArray(),
+        Duration.ofMillis(Math.max(timeout.toMillis(), REGISTER_TIMEOUT.toMillis())), 1 << 16, true);
   }
 
   private static DevicePluginOptions options() {
@@ -233,75 +199,54 @@ final class DevicePluginServer implements AutoCloseable {
     return out.build();
   }
 
-  private final class Service extends DevicePluginGrpc.DevicePluginImplBase {
-    @Override
-    public void getDevicePluginOptions(Empty request, StreamObserver<DevicePluginOptions> response) {
-      response.onNext(options());
-      response.onCompleted();
-    }
-
-    @Override
-    public void listAndWatch(Empty request, StreamObserver<ListAndWatchResponse> response) {
-      var call = (ServerCallStreamObserver<ListAndWatchResponse>) response;
-      call.setOnCancelHandler(() -> watchers.remove(call));
-      watchers.add(call);
-      call.onNext(list());
-    }
-
-    @Override
-    public void getPreferredAllocation(PreferredAllocationRequest request, StreamObserver<PreferredAllocationResponse> response) {
-      var out = PreferredAllocationResponse.newBuilder();
-      for (var container : request.getContainerRequestsList()) {
-        out.addContainerResponses(ContainerPreferredAllocationResponse.newBuilder().addAllDeviceIDs(
-            handover.preferred(container.getAvailableDeviceIDsList(), container.getMustIncludeDeviceIDsList(), container.getAllocationSize())));
-      }
-      response.onNext(out.build());
-      response.onCompleted();
-    }
-
-    @Override
-    public void allocate(AllocateRequest request, StreamObserver<AllocateResponse> response) {
-      var out = AllocateResponse.newBuilder();
-      for (var container : request.getContainerRequestsList()) {
-        for (var id : container.getDevicesIdsList()) {
-          if (devices.byUuid(id).isEmpty()) {
-            response.onError(Status.INVALID_ARGUMENT.withDescription("unknown device " + id + " of " + resource).asRuntimeException());
-            return;
-          }
-        }
-        out.addContainerResponses(allocation(container.getDevicesIdsList()));
-      }
-      response.onNext(out.build());
-      response.onCompleted();
-      // The kubelet has its answer: now the bookkeeping (and, queued, the pod's mark).
-      for (var container : request.getContainerRequestsList()) {
-        handover.allocated(container.getDevicesIdsList());
-      }
-    }
-
-    @Override
-    public void preStartContainer(PreStartContainerRequest request, StreamObserver<PreStartContainerResponse> response) {
-      response.onNext(PreStartContainerResponse.getDefaultInstance());
-      response.onCompleted();
+  private void listAndWatch(byte[] request, GrpcServer.Stream stream) {
+    stream.onCancel(() -> watchers.remove(stream));
+    watchers.add(stream);
+    if (!stream.send(list().toByteArray())) {
+      watchers.remove(stream);
     }
   }
 
-  private void stopServer() {
-    watchers.forEach(w -> {
-      try {
-        w.onCompleted();
-      } catch (RuntimeException ignored) {
-        // the kubelet went first
+  private PreferredAllocationResponse preferred(PreferredAllocationRequest request) {
+    var out = PreferredAllocationResponse.newBuilder();
+    for (var container : request.getContainerRequestsList()) {
+      out.addContainerResponses(ContainerPreferredAllocationResponse.newBuilder().addAllDeviceIDs(
+          handover.preferred(container.getAvailableDeviceIDsList(), container.getMustIncludeDeviceIDsList(), container.getAllocationSize())));
+    }
+    return out.build();
+  }
+
+  /**
+   * The handover for each container; the kubelet records exactly these devices. An unknown device
+   * fails the whole call (the kubelet then fails the container's admission and says why).
+   */
+  private AllocateResponse allocate(AllocateRequest request) throws GrpcException {
+    var out = AllocateResponse.newBuilder();
+    for (var container : request.getContainerRequestsList()) {
+      for (var id : container.getDevicesIdsList()) {
+        if (devices.byUuid(id).isEmpty()) {
+          throw new GrpcException(GrpcException.INVALID_ARGUMENT, "unknown device " + id + " of " + resource);
+        }
       }
-    });
+      out.addContainerResponses(allocation(container.getDevicesIdsList()));
+    }
+    // The bookkeeping (and, queued, the pod's mark) once the kubelet has its answer, and before
+    // any call it makes after that answer.
+    Runnable bookkeeping = () -> request.getContainerRequestsList().forEach(c -> handover.allocated(c.getDevicesIdsList()));
+    var current = server;
+    if (current != null) {
+      current.afterThisCall(bookkeeping);
+    } else {
+      bookkeeping.run();
+    }
+    return out.build();
+  }
+
+  private void stopServer() {
+    watchers.forEach(GrpcServer.Stream::finish);
     watchers.clear();
     if (server != null) {
-      server.shutdownNow();
-      try {
-        server.awaitTermination(2, TimeUnit.SECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
+      server.close();
       server = null;
     }
   }
@@ -314,6 +259,5 @@ final class DevicePluginServer implements AutoCloseable {
     } catch (IOException ignored) {
       // the directory went with the kubelet
     }
-    loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
   }
 }

@@ -34,7 +34,8 @@ import java.util.stream.Stream;
  *
  * <p>Prints p50/p99/max of each call, their ratios to the baseline's, wrong answers, and every
  * request the mock API server got while a pod's calls were under way (reads would be a round
- * trip on the path; the pod's gpu-assigned mark is written after the answer, off it).
+ * trip on the path; the pod's gpu-assigned mark is written after the answer, off it). {@code -Dbench.jvm="..."}: JVM
+ * options after the DaemonSet's (to compare).
  */
 public final class DevicePluginCalls {
   private static final String NODE = NodeAgentFootprint.NODE;
@@ -86,7 +87,7 @@ public final class DevicePluginCalls {
       env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_DIR", plugins.toString());
       env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_PCI_DEVICES", work.resolve("no-sysfs").toString());
       env.put("MALLOC_ARENA_MAX", "1");
-      env.put("JAVA_TOOL_OPTIONS", String.join(" ", jvm));
+      env.put("JAVA_TOOL_OPTIONS", String.join(" ", jvm) + System.getProperty("bench.jvm", ""));
       try (proxy; var agent = PackagedApp.start(work, env, List.of("taskset", "-c", "0"))) {
         var deadline = System.nanoTime() + 120_000_000_000L;
         while (kubelet.registrations() == 0 || kubelet.devices() != GPU.length) {

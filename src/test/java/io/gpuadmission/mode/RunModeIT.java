@@ -174,8 +174,10 @@ class RunModeIT {
             own -> assertThat(own).isEqualTo("GET /api/v1/nodes/cn-beijing.i-topo-v100-a"),
             own -> assertThat(own).startsWith("GET /api/v1/namespaces/kube-system/configmaps?").contains("unhealthy-gpu-cn-beijing.i-topo-v100-a")));
         assertThat(agent.alive()).isTrue();
-        // Its own API client: none of fabric8's client or model, nor Vert.x, is loaded in node-agent mode.
-        assertThat(Files.readAllLines(loaded)).isNotEmpty().noneMatch(line -> line.contains(" io.fabric8.") || line.contains(" io.vertx."));
+        // Its own API client and gRPC: none of fabric8's client or model, Vert.x, grpc-java or Netty
+        // is loaded in node-agent mode.
+        assertThat(Files.readAllLines(loaded)).isNotEmpty().noneMatch(line -> line.contains(" io.fabric8.") || line.contains(" io.vertx.")
+            || line.contains(" io.grpc.") || line.contains(" io.netty."));
       }
     }
   }
