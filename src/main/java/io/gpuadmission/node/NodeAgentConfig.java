@@ -29,6 +29,13 @@ public interface NodeAgentConfig {
   @WithDefault("8080")
   int healthPort();
 
+  /**
+   * The pod's service account as the kubelet mounts it: its {@code token} (read again as it
+   * rotates) and the API server's CA, {@code ca.crt}.
+   */
+  @WithDefault("/var/run/secrets/kubernetes.io/serviceaccount")
+  Path serviceAccount();
+
   /** How long one call to the kubelet may take. */
   @WithDefault("3s")
   Duration callTimeout();

@@ -143,7 +143,7 @@ public final class NodeAgentMain implements AutoCloseable {
         .filter(u -> settings.getOptionalValue("gpu-admission.cluster.enabled", Boolean.class).orElse(true))
         .orElseThrow(() -> new IllegalStateException("the node agent needs the API server to record GPUs on pods: run it in a pod"
             + " (KUBERNETES_SERVICE_HOST) or set quarkus.kubernetes-client.api-server-url"));
-    var client = ApiServer.at(url, ApiServer.SERVICE_ACCOUNT,
+    var client = ApiServer.at(url, config.serviceAccount(),
         settings.getOptionalValue("quarkus.kubernetes-client.trust-certs", Boolean.class).orElse(false), API_TIMEOUT);
     PodResourcesClient kubelet = null;
     NodeAgent agent = null;

@@ -75,9 +75,10 @@ public final class DevicePluginCalls {
         return null;
       });
       var others = fullNode(admin);
-      var proxy = HttpWatchProxy.start(admin.getMasterUrl().toString());
+      var proxy = HttpWatchProxy.start(admin.getMasterUrl().toString(), NodeAgentFootprint.apiServerTls());
       var env = new HashMap<String, String>();
       env.put("QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL", NodeAgentFootprint.apiServerUrl(proxy, admin.getMasterUrl().toString()));
+      env.put("GPU_ADMISSION_NODE_AGENT_SERVICE_ACCOUNT", NodeAgentFootprint.serviceAccount(work).toString());
       env.put("GPU_ADMISSION_MODE", "node-agent");
       env.put("GPU_ADMISSION_NODE_AGENT_NODE_NAME", NODE);
       env.put("GPU_ADMISSION_NODE_AGENT_SOCKET", podResources.socket().toString());

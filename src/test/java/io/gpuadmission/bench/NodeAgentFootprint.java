@@ -79,7 +79,7 @@ public final class NodeAgentFootprint {
       try (var admin = api.admin()) {
         mockUrl = admin.getMasterUrl().toString();
       }
-      var proxy = HttpWatchProxy.start(mockUrl);
+      var proxy = HttpWatchProxy.start(mockUrl, apiServerTls());
       var apiServer = apiServerUrl(proxy, mockUrl);
       if (Boolean.getBoolean("bench.agent-only")) {
         System.out.println(measureAgent("agent" + System.getProperty("bench.jvm", ""), jvm, work, kubelet, apiServer, "5s", window, settle, api));
@@ -154,10 +154,28 @@ public final class NodeAgentFootprint {
     return System.getProperty("bench.jar") == null ? proxy.url() : mockUrl;
   }
 
+  /**
+   * The proxy's TLS, as kube-apiserver's: the dev certificate (certs/dev/tls.crt, for 127.0.0.1),
+   * which the agent checks against the service account's CA ({@link #serviceAccount}) as in a pod.
+   */
+  public static javax.net.ssl.SSLContext apiServerTls() throws IOException, java.security.GeneralSecurityException {
+    return io.gpuadmission.support.SchedulerCaller.context(io.gpuadmission.tls.Pem.readCertificates(Files.readString(Path.of("certs/dev/tls.crt"))),
+        io.gpuadmission.tls.Pem.readPrivateKey(Files.readString(Path.of("certs/dev/tls.key"))));
+  }
+
+  /** A service account directory as the kubelet mounts it: the dev CA and a token. */
+  public static Path serviceAccount(Path work) throws IOException {
+    var dir = Files.createDirectories(work.resolve("serviceaccount"));
+    Files.copy(Path.of("certs/dev/ca.crt"), dir.resolve("ca.crt"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    Files.writeString(dir.resolve("token"), "bench-token");
+    return dir;
+  }
+
   private static Figures measureAgent(String label, List<String> jvm, Path work, FakeKubelet kubelet, String apiServer, String period,
       Duration window, Duration settle, MockApiServer api) throws Exception {
     var env = new HashMap<String, String>();
     env.put("QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL", apiServer);
+    env.put("GPU_ADMISSION_NODE_AGENT_SERVICE_ACCOUNT", serviceAccount(work).toString());
     env.put("GPU_ADMISSION_MODE", "node-agent");
     env.put("GPU_ADMISSION_NODE_AGENT_NODE_NAME", NODE);
     env.put("GPU_ADMISSION_NODE_AGENT_SOCKET", kubelet.socket().toString());
@@ -219,7 +237,7 @@ public final class NodeAgentFootprint {
   }
 
   /** The JVM options the DaemonSet's command gives java (JAVA_OPTS_APPEND; it starts the jar as this bench does). */
-  static List<String> daemonSetJvmOptions() throws IOException {
+  public static List<String> daemonSetJvmOptions() throws IOException {
     var yaml = Fixtures.yamlTree(Path.of("manifests/components/node-agent/daemonset.yaml"));
     var options = new ArrayList<String>();
     for (var env : yaml.at("/spec/template/spec/containers/0/env")) {

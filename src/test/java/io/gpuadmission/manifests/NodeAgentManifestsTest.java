@@ -194,4 +194,20 @@ class NodeAgentManifestsTest {
       assertThat(unused).as("%s: grants no request of the agent uses", renderer).isEmpty();
     }
   }
+
+  /**
+   * The DaemonSet's JVM options (JAVA_OPTS_APPEND) start this JDK, with the interpreter only and no
+   * CDS archive as they say: an option the JVM refuses would stop the agent at every start.
+   */
+  @Test
+  void theAgentsJvmOptionsStartThisJdkAsTheySay() throws Exception {
+    var command = new java.util.ArrayList<String>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(io.gpuadmission.bench.NodeAgentFootprint.daemonSetJvmOptions());
+    command.add("-version");
+    var process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    var out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(process.waitFor()).as(out).isZero();
+    assertThat(out).contains("interpreted mode").doesNotContain("sharing");
+  }
 }

@@ -34,9 +34,15 @@ public final class HttpWatchProxy implements AutoCloseable {
   private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
   private final URI mock;
 
-  private HttpWatchProxy(URI mock) throws IOException {
+  private HttpWatchProxy(URI mock, javax.net.ssl.SSLContext tls) throws IOException {
     this.mock = mock;
-    server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
+    if (tls == null) {
+      server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
+    } else {
+      var https = com.sun.net.httpserver.HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
+      https.setHttpsConfigurator(new com.sun.net.httpserver.HttpsConfigurator(tls));
+      server = https;
+    }
     threads = Executors.newCachedThreadPool(r -> {
       var thread = new Thread(r, "watch-proxy");
       thread.setDaemon(true);
@@ -49,15 +55,20 @@ public final class HttpWatchProxy implements AutoCloseable {
 
   /** A proxy to the mock API server at {@code mockUrl} (http). */
   public static HttpWatchProxy start(String mockUrl) {
+    return start(mockUrl, null);
+  }
+
+  /** As {@link #start(String)}, serving HTTPS with {@code tls} (as kube-apiserver does) when it is not null. */
+  public static HttpWatchProxy start(String mockUrl, javax.net.ssl.SSLContext tls) {
     try {
-      return new HttpWatchProxy(URI.create(mockUrl.endsWith("/") ? mockUrl.substring(0, mockUrl.length() - 1) : mockUrl));
+      return new HttpWatchProxy(URI.create(mockUrl.endsWith("/") ? mockUrl.substring(0, mockUrl.length() - 1) : mockUrl), tls);
     } catch (IOException e) {
       throw new IllegalStateException(e);
     }
   }
 
   public String url() {
-    return "http://127.0.0.1:" + server.getAddress().getPort();
+    return (server instanceof com.sun.net.httpserver.HttpsServer ? "https" : "http") + "://127.0.0.1:" + server.getAddress().getPort();
   }
 
   private void handle(HttpExchange exchange) throws IOException {

@@ -38,8 +38,6 @@ import javax.net.ssl.TrustManagerFactory;
  * mode (tests and benchmarks), with the service account's token and CA if present.
  */
 public final class ApiServer implements AutoCloseable {
-  /** Where the kubelet mounts the pod's service account. */
-  public static final Path SERVICE_ACCOUNT = Path.of("/var/run/secrets/kubernetes.io/serviceaccount");
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
   private final URI base;
