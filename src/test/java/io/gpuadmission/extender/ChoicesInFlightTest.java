@@ -1,9 +1,12 @@
 package io.gpuadmission.extender;
 
+import static io.gpuadmission.extender.SchedulerCalls.args;
+import static io.gpuadmission.extender.SchedulerCalls.bind;
+import static io.gpuadmission.extender.SchedulerCalls.json;
+import static io.gpuadmission.extender.SchedulerCalls.post;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.KubernetesList;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
@@ -76,18 +79,18 @@ class ChoicesInFlightTest {
   @Test
   void aPodsChosenNodeCountsForTheNextPodUntilItsBind() {
     var a = pending("pod-a");
-    assertThat(json(post("/extender/filter", args(a))).path("NodeNames").toString()).isEqualTo("[\"in-flight-a\",\"in-flight-b\"]");
-    assertThat(json(post("/extender/prioritize", args(a))))
+    assertThat(json(post(base, "/extender/filter", args(a, NODES))).path("NodeNames").toString()).isEqualTo("[\"in-flight-a\",\"in-flight-b\"]");
+    assertThat(json(post(base, "/extender/prioritize", args(a, NODES))))
         .isEqualTo(json("[{\"Host\":\"in-flight-a\",\"Score\":10},{\"Host\":\"in-flight-b\",\"Score\":0}]"));
 
     // kube-scheduler's next scheduling cycle, before A's binding cycle reaches our bind.
     var b = pending("pod-b");
-    var filtered = json(post("/extender/filter", args(b)));
+    var filtered = json(post(base, "/extender/filter", args(b, NODES)));
     assertThat(filtered.path("NodeNames").toString()).isEqualTo("[\"in-flight-b\"]");
     assertThat(filtered.path("FailedNodes")).isEqualTo(json("{\"in-flight-a\":\"" + A_FULL + "\"}"));
 
     // A's bind takes the GPU its choice held; the choice becomes the real claim.
-    assertThat(json(post("/extender/bind", bind(a, "in-flight-a")))).isEqualTo(json("{\"Error\":\"\"}"));
+    assertThat(json(post(base, "/extender/bind", bind(a, "in-flight-a")))).isEqualTo(json("{\"Error\":\"\"}"));
     assertThat(pod("pod-a").getMetadata().getAnnotations()).containsEntry("ALIYUN_COM_GPU_MEM_IDX", "0").containsEntry("ALIYUN_COM_GPU_MEM_POD", "10");
     assertThat(ledger.claim(a.getMetadata().getUid()).orElseThrow().phase()).isIn(GpuClaim.Phase.ASSUMED, GpuClaim.Phase.BOUND);
     // B passed one node only, so kube-scheduler takes it without prioritize: it is B's choice.
@@ -100,42 +103,42 @@ class ChoicesInFlightTest {
   @Test
   void aChoiceWhoseBindNeverComesStopsCountingWhenThePodIsScheduledAgainDeletedOrAfterItsBound() {
     var b = pending("pod-b");
-    assertThat(json(post("/extender/filter", args(b, List.of("in-flight-b")))).path("NodeNames").toString()).isEqualTo("[\"in-flight-b\"]");
+    assertThat(json(post(base, "/extender/filter", args(b, List.of("in-flight-b")))).path("NodeNames").toString()).isEqualTo("[\"in-flight-b\"]");
     var c = pending("pod-c");
-    assertThat(json(post("/extender/filter", args(c, List.of("in-flight-b")))).path("FailedNodes"))
+    assertThat(json(post(base, "/extender/filter", args(c, List.of("in-flight-b")))).path("FailedNodes"))
         .isEqualTo(json("{\"in-flight-b\":\"" + B_HELD + "\"}"));
 
     // B's bind failed in kube-scheduler (a pre-bind plugin, say): its next cycle is not refused by
     // what its last one chose, and the choice moves rather than doubling.
-    assertThat(json(post("/extender/filter", args(b, List.of("in-flight-b")))).path("NodeNames").toString()).isEqualTo("[\"in-flight-b\"]");
+    assertThat(json(post(base, "/extender/filter", args(b, List.of("in-flight-b")))).path("NodeNames").toString()).isEqualTo("[\"in-flight-b\"]");
     assertThat(ledger.choicesHeld()).isEqualTo(1);
 
     // B is deleted: the informer's word frees its choice.
     client.pods().inNamespace(NS).withName("pod-b").delete();
     await().atMost(Duration.ofSeconds(10)).until(() -> ledger.claim(b.getMetadata().getUid()).isEmpty());
-    assertThat(json(post("/extender/filter", args(c, List.of("in-flight-b")))).path("NodeNames").toString()).isEqualTo("[\"in-flight-b\"]");
+    assertThat(json(post(base, "/extender/filter", args(c, List.of("in-flight-b")))).path("NodeNames").toString()).isEqualTo("[\"in-flight-b\"]");
 
     // C now holds in-flight-b; kube-scheduler never binds it: its choice counts until its bound only.
     var chosenAt = System.nanoTime();
     var d = pending("pod-d");
-    assertThat(json(post("/extender/filter", args(d, List.of("in-flight-b")))).path("FailedNodes"))
+    assertThat(json(post(base, "/extender/filter", args(d, List.of("in-flight-b")))).path("FailedNodes"))
         .isEqualTo(json("{\"in-flight-b\":\"" + B_HELD + "\"}"));
     await().atMost(choiceTimeout.plusSeconds(5)).pollInterval(Duration.ofMillis(200))
         .until(() -> ledger.claim(c.getMetadata().getUid()).isEmpty());
     assertThat(Duration.ofNanos(System.nanoTime() - chosenAt)).isGreaterThanOrEqualTo(choiceTimeout.minusSeconds(1));
-    assertThat(json(post("/extender/filter", args(d, List.of("in-flight-b")))).path("NodeNames").toString()).isEqualTo("[\"in-flight-b\"]");
+    assertThat(json(post(base, "/extender/filter", args(d, List.of("in-flight-b")))).path("NodeNames").toString()).isEqualTo("[\"in-flight-b\"]");
   }
 
   @Test
   void aBindToAnotherNodeDropsTheChoiceAndTakesThatNode() {
     // A name of its own: the mock API server keeps each Binding it was given.
     var a = pending("moved-a");
-    json(post("/extender/filter", args(a)));
-    json(post("/extender/prioritize", args(a)));
+    json(post(base, "/extender/filter", args(a, NODES)));
+    json(post(base, "/extender/prioritize", args(a, NODES)));
     assertThat(ledger.claim(a.getMetadata().getUid()).orElseThrow().node()).isEqualTo("in-flight-a");
 
     // Other scorers outweighed ours: kube-scheduler binds A to in-flight-b.
-    assertThat(json(post("/extender/bind", bind(a, "in-flight-b")))).isEqualTo(json("{\"Error\":\"\"}"));
+    assertThat(json(post(base, "/extender/bind", bind(a, "in-flight-b")))).isEqualTo(json("{\"Error\":\"\"}"));
     assertThat(ledger.claimsOn("in-flight-a")).hasSize(1);
     assertThat(ledger.claim(a.getMetadata().getUid()).orElseThrow().node()).isEqualTo("in-flight-b");
     assertThat(ledger.choicesHeld()).isZero();
@@ -152,25 +155,5 @@ class ChoicesInFlightTest {
 
   private Pod pod(String name) {
     return client.pods().inNamespace(NS).withName(name).get();
-  }
-
-  private static String bind(Pod pod, String node) {
-    return SchedulerCalls.bind(pod, node);
-  }
-
-  private static String args(Pod pod) {
-    return SchedulerCalls.args(pod, NODES);
-  }
-
-  private static String args(Pod pod, List<String> nodes) {
-    return SchedulerCalls.args(pod, nodes);
-  }
-
-  private String post(String path, String body) {
-    return SchedulerCalls.post(base, path, body);
-  }
-
-  private static JsonNode json(String text) {
-    return SchedulerCalls.json(text);
   }
 }

@@ -1,5 +1,7 @@
 package io.gpuadmission.extender;
 
+import static io.gpuadmission.extender.SchedulerCalls.args;
+import static io.gpuadmission.extender.SchedulerCalls.bind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -146,14 +148,14 @@ class ExtenderCallerTest {
     var calls = new LinkedHashMap<String, Call>();
     // Bind first: with the certificate it binds the pod before filter and preempt for the high pod
     // set the leader's preemption going.
-    calls.put("bind", r -> r.body(bind(fits)).post("/extender/bind"));
-    calls.put("filter", r -> r.body(args(high)).post("/extender/filter"));
-    calls.put("prioritize", r -> r.body(args(fits)).post("/extender/prioritize"));
+    calls.put("bind", r -> r.body(bind(fits, "share-a")).post("/extender/bind"));
+    calls.put("filter", r -> r.body(args(high, PrioCluster.NODES)).post("/extender/filter"));
+    calls.put("prioritize", r -> r.body(args(fits, PrioCluster.NODES)).post("/extender/prioritize"));
     calls.put("preempt", r -> r.body("{\"Pod\":" + KubernetesJson.mapper().valueToTree(high) + ",\"NodeNameToMetaVictims\":{\"share-a\":{\"Pods\":[{\"UID\":\""
         + pod("low-0").getMetadata().getUid() + "\"}],\"NumPDBViolations\":0}}}").post("/extender/preempt"));
     calls.put("inspect", r -> r.get("/extender/inspect"));
     calls.put("inspect node", r -> r.get("/gpushare-scheduler/inspect/share-a"));
-    calls.put("gpushare bind", r -> r.body(bind(fits)).post("/gpushare-scheduler/bind"));
+    calls.put("gpushare bind", r -> r.body(bind(fits, "share-a")).post("/gpushare-scheduler/bind"));
     return calls;
   }
 
@@ -175,13 +177,5 @@ class ExtenderCallerTest {
 
   private Pod pod(String name) {
     return client.pods().inNamespace(NS).withName(name).get();
-  }
-
-  private static String bind(Pod pod) {
-    return SchedulerCalls.bind(pod, "share-a");
-  }
-
-  private static String args(Pod pod) {
-    return SchedulerCalls.args(pod, PrioCluster.NODES);
   }
 }

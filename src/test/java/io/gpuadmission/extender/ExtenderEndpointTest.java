@@ -272,7 +272,7 @@ class ExtenderEndpointTest {
     apiServer.expect().get().delay(10, java.util.concurrent.TimeUnit.MINUTES).withPath(lease).andReturn(503, stalled).always();
     apiServer.expect().patch().delay(10, java.util.concurrent.TimeUnit.MINUTES).withPath(lease).andReturn(503, stalled).always();
     try {
-      // The default renew deadline is 10 s, the lease 15 s: binding stops in between.
+      // The tests' renew deadline is 5 s, their lease 8 s (application.properties): binding stops in between.
       await().atMost(Duration.ofSeconds(14)).until(() -> !gate.leading());
       var refused = json(post("/extender/bind", args).statusCode(200).extract().asString()).path("Error").asText();
       assertThat(refused)

@@ -1,9 +1,12 @@
 package io.gpuadmission.extender;
 
+import static io.gpuadmission.extender.SchedulerCalls.args;
+import static io.gpuadmission.extender.SchedulerCalls.bind;
+import static io.gpuadmission.extender.SchedulerCalls.json;
+import static io.gpuadmission.extender.SchedulerCalls.post;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.KubernetesList;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
@@ -88,7 +91,7 @@ class GangPreemptionEndpointTest {
 
     // kube-scheduler's filter while the gang has no room: no node, unresolvable (kube-scheduler's
     // own preemption cannot see a gang; the placement leader preempts for it).
-    var waiting = json(post("/extender/filter", args(pod("bert-worker-0"))));
+    var waiting = json(post(base, "/extender/filter", args(pod("bert-worker-0"), NODES)));
     var noRoom = "gang \\\"gang-prio/bert\\\": needs 2 × 4 GPUs, the cluster has room for 0 (on the 2 nodes its members may run on)";
     assertThat(waiting).isEqualTo(json("{\"Nodes\":null,\"NodeNames\":[],\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{"
         + "\"gp-dgx1-a\":\"" + noRoom + "\",\"gp-dgx1-b\":\"" + noRoom + "\"},\"Error\":\"\"}"));
@@ -110,9 +113,9 @@ class GangPreemptionEndpointTest {
     await().atMost(Duration.ofSeconds(15)).until(() -> bert.stream().allMatch(m -> MemberPlan.of(pod(m.getMetadata().getName())).isPresent()));
     for (var member : bert) {
       var name = member.getMetadata().getName();
-      var passed = json(post("/extender/filter", args(pod(name))));
+      var passed = json(post(base, "/extender/filter", args(pod(name), NODES)));
       assertThat(passed.path("NodeNames").toString()).as(name).isEqualTo("[\"gp-dgx1-a\"]");
-      assertThat(json(post("/extender/bind", SchedulerCalls.bind(member, "gp-dgx1-a")))).as(name).isEqualTo(json("{\"Error\":\"\"}"));
+      assertThat(json(post(base, "/extender/bind", bind(member, "gp-dgx1-a")))).as(name).isEqualTo(json("{\"Error\":\"\"}"));
     }
     assertThat(pod("bert-worker-0").getMetadata().getAnnotations()).containsEntry(GpuAnnotations.GPU_INDICES, "0,1,2,3");
     assertThat(pod("bert-worker-1").getMetadata().getAnnotations()).containsEntry(GpuAnnotations.GPU_INDICES, "4,5,6,7");
@@ -172,17 +175,5 @@ class GangPreemptionEndpointTest {
         .map(e -> e.getInvolvedObject().getName() + ": " + e.getMessage())
         .sorted()
         .toList();
-  }
-
-  private static String args(Pod pod) {
-    return SchedulerCalls.args(pod, NODES);
-  }
-
-  private String post(String path, String body) {
-    return SchedulerCalls.post(base, path, body);
-  }
-
-  private static JsonNode json(String text) {
-    return SchedulerCalls.json(text);
   }
 }

@@ -1,11 +1,13 @@
 package io.gpuadmission.extender;
 
+import static io.gpuadmission.extender.SchedulerCalls.args;
+import static io.gpuadmission.extender.SchedulerCalls.json;
+import static io.gpuadmission.extender.SchedulerCalls.post;
 import io.gpuadmission.support.SchedulerCaller;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -63,7 +65,7 @@ class PreemptionEndpointTest {
     var high = create("preemption/pod-high-8g.yaml");
 
     // kube-scheduler's filter: every node refused, and eviction could help on each.
-    var refused = json(post("/extender/filter", args(high)));
+    var refused = json(post(base, "/extender/filter", args(high, PrioCluster.NODES)));
     assertThat(refused.path("NodeNames").toString()).isEqualTo("[]");
     assertThat(refused.path("FailedNodes"))
         .isEqualTo(json("{\"share-a\":\"largest free GPU has 4GiB of aliyun.com/gpu-mem, pod needs 8GiB\","
@@ -86,7 +88,7 @@ class PreemptionEndpointTest {
             + " (kube-scheduler counts GPU memory per node and found no victims there)"));
 
     // While low-5 terminates the next cycle is refused again, and nothing more is preempted.
-    assertThat(json(post("/extender/filter", args(pod("high-8g")))).path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(json(post(base, "/extender/filter", args(pod("high-8g"), PrioCluster.NODES))).path("NodeNames").toString()).isEqualTo("[]");
     await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
         .until(() -> client.pods().inNamespace(NS).list().getItems().stream().filter(p -> p.getMetadata().getDeletionTimestamp() != null).count() == 1);
 
@@ -101,12 +103,12 @@ class PreemptionEndpointTest {
     mid.getSpec().setPriority(500);
     mid.getSpec().setPreemptionPolicy("Never");
     mid.getSpec().getContainers().get(0).getResources().getLimits().put("aliyun.com/gpu-mem", new io.fabric8.kubernetes.api.model.Quantity("12"));
-    assertThat(json(post("/extender/filter", args(client.resource(mid).create()))).path("FailedNodes").path("share-c").asText())
+    assertThat(json(post(base, "/extender/filter", args(client.resource(mid).create(), PrioCluster.NODES))).path("FailedNodes").path("share-c").asText())
         .isEqualTo("largest free GPU has 8GiB of aliyun.com/gpu-mem, pod needs 12GiB");
-    var placed = json(post("/extender/filter", args(pod("high-8g"))));
+    var placed = json(post(base, "/extender/filter", args(pod("high-8g"), PrioCluster.NODES)));
     assertThat(placed.path("NodeNames").toString()).isEqualTo("[\"share-c\"]");
     var bind = Map.of("PodName", "high-8g", "PodNamespace", NS, "PodUID", high.getMetadata().getUid(), "Node", "share-c");
-    assertThat(json(post("/extender/bind", KubernetesJson.mapper().valueToTree(bind).toString()))).isEqualTo(json("{\"Error\":\"\"}"));
+    assertThat(json(post(base, "/extender/bind", KubernetesJson.mapper().valueToTree(bind).toString()))).isEqualTo(json("{\"Error\":\"\"}"));
     assertThat(pod("high-8g").getMetadata().getAnnotations()).containsEntry("ALIYUN_COM_GPU_MEM_IDX", "1").containsEntry("ALIYUN_COM_GPU_MEM_POD", "8");
   }
 
@@ -116,8 +118,8 @@ class PreemptionEndpointTest {
     // (Names of their own: the mock API server keeps each Binding it was given.)
     var first = pending("pair-a", 1000, "8");
     var second = pending("pair-b", 1000, "8");
-    assertThat(json(post("/extender/filter", args(first))).path("NodeNames").toString()).isEqualTo("[]");
-    assertThat(json(post("/extender/filter", args(second))).path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(json(post(base, "/extender/filter", args(first, PrioCluster.NODES))).path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(json(post(base, "/extender/filter", args(second, PrioCluster.NODES))).path("NodeNames").toString()).isEqualTo("[]");
 
     // The first evicts low-5 (share-c GPU 1); 16 GiB less its 8 leaves room for the second there,
     // so the second is nominated to the same GPU and evicts nobody.
@@ -137,9 +139,9 @@ class PreemptionEndpointTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> client.pods().inNamespace(NS).withName("low-5").get() == null && ledger.claimsOn("share-c").size() == 1);
     for (var high : List.of(first, second)) {
       var name = high.getMetadata().getName();
-      assertThat(json(post("/extender/filter", args(pod(name)))).path("NodeNames").toString()).as(name).isEqualTo("[\"share-c\"]");
+      assertThat(json(post(base, "/extender/filter", args(pod(name), PrioCluster.NODES))).path("NodeNames").toString()).as(name).isEqualTo("[\"share-c\"]");
       var bind = Map.of("PodName", name, "PodNamespace", NS, "PodUID", high.getMetadata().getUid(), "Node", "share-c");
-      assertThat(json(post("/extender/bind", KubernetesJson.mapper().valueToTree(bind).toString()))).as(name).isEqualTo(json("{\"Error\":\"\"}"));
+      assertThat(json(post(base, "/extender/bind", KubernetesJson.mapper().valueToTree(bind).toString()))).as(name).isEqualTo(json("{\"Error\":\"\"}"));
       assertThat(pod(name).getMetadata().getAnnotations()).as(name).containsEntry("ALIYUN_COM_GPU_MEM_IDX", "1");
     }
     assertThat(pod("low-4").getMetadata().getDeletionTimestamp()).isNull();
@@ -153,7 +155,7 @@ class PreemptionEndpointTest {
     await().atMost(Duration.ofSeconds(5)).until(() -> facts.nominatedBelow("share-c", 1000).size() == 1 && facts.nominatedBelow("share-a", 1000).size() == 1);
 
     var high = create("preemption/pod-high-8g.yaml");
-    assertThat(json(post("/extender/filter", args(high))).path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(json(post(base, "/extender/filter", args(high, PrioCluster.NODES))).path("NodeNames").toString()).isEqualTo("[]");
     await().atMost(Duration.ofSeconds(10)).until(() -> "share-c".equals(pod("high-8g").getStatus().getNominatedNodeName()));
 
     // As kube-scheduler's prepareCandidate: the less important pod nominated to share-c may no
@@ -171,7 +173,7 @@ class PreemptionEndpointTest {
     // share-c's GPUs against less important pods for as long as it waits.
     nominated(pending("peer-8g", 100, "8"), "share-c");
     await().atMost(Duration.ofSeconds(5)).until(() -> facts.nominatedBelow("share-c", 101).size() == 1);
-    var refused = json(post("/extender/filter", args(pod("peer-8g"))));
+    var refused = json(post(base, "/extender/filter", args(pod("peer-8g"), PrioCluster.NODES)));
     assertThat(refused.path("NodeNames").toString()).isEqualTo("[]");
     assertThat(refused.path("FailedNodes").path("share-c").asText()).isEqualTo("largest free GPU has 4GiB of aliyun.com/gpu-mem, pod needs 8GiB");
 
@@ -188,14 +190,14 @@ class PreemptionEndpointTest {
     var high = create("preemption/pod-high-8g.yaml");
     // A filter call first (share-b and share-c, which kube-scheduler's own filters passed): the
     // leader waits for kube-scheduler's preemption of this cycle.
-    assertThat(json(post("/extender/filter", args(high, List.of("share-b", "share-c")))).path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(json(post(base, "/extender/filter", args(high, List.of("share-b", "share-c")))).path("NodeNames").toString()).isEqualTo("[]");
 
     // kube-scheduler's dry run found victims by node totals on share-a (the 4 GiB pod) and on the
     // GPU-less cn-beijing.i-cpu-a (a pod it would evict for CPU): ProcessPreemption, nodeCacheCapable.
     var body = "{\"Pod\":" + KubernetesJson.mapper().valueToTree(high) + ",\"NodeNameToMetaVictims\":{"
         + "\"share-a\":{\"Pods\":[{\"UID\":\"" + small.getMetadata().getUid() + "\"}],\"NumPDBViolations\":0},"
         + "\"cn-beijing.i-cpu-a\":{\"Pods\":[{\"UID\":\"cpu-pod-uid\"}],\"NumPDBViolations\":0}}}";
-    var answer = json(post("/extender/preempt", body));
+    var answer = json(post(base, "/extender/preempt", body));
 
     // share-a keeps kube-scheduler's victim and adds the one pod that frees a GPU (low-1, the younger
     // of the two 12 GiB pods); the node without GPUs is dropped.
@@ -205,7 +207,7 @@ class PreemptionEndpointTest {
     // The same with whole pods (nodeCacheCapable: false) and the lower-case keys of old schedulers.
     var whole = "{\"pod\":" + KubernetesJson.mapper().valueToTree(high) + ",\"nodeToVictims\":{\"share-a\":{\"pods\":["
         + KubernetesJson.mapper().valueToTree(pod("small")) + "],\"numPDBViolations\":0}}}";
-    assertThat(json(post("/extender/preempt", whole))).isEqualTo(answer);
+    assertThat(json(post(base, "/extender/preempt", whole))).isEqualTo(answer);
 
     // kube-scheduler preempts on share-a: the leader, told by the verb, preempts nothing itself.
     await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
@@ -218,10 +220,10 @@ class PreemptionEndpointTest {
     never.getSpec().setPreemptionPolicy("Never");
     var high = client.resource(never).create();
 
-    assertThat(json(post("/extender/filter", args(high))).path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(json(post(base, "/extender/filter", args(high, PrioCluster.NODES))).path("NodeNames").toString()).isEqualTo("[]");
     var body = "{\"Pod\":" + KubernetesJson.mapper().valueToTree(high) + ",\"NodeNameToMetaVictims\":{"
         + "\"share-a\":{\"Pods\":[{\"UID\":\"" + pod("low-0").getMetadata().getUid() + "\"}],\"NumPDBViolations\":0}}}";
-    assertThat(json(post("/extender/preempt", body))).isEqualTo(json("{\"NodeNameToMetaVictims\":{}}"));
+    assertThat(json(post(base, "/extender/preempt", body))).isEqualTo(json("{\"NodeNameToMetaVictims\":{}}"));
     await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3))
         .until(() -> client.pods().inNamespace(NS).list().getItems().stream().noneMatch(p -> p.getMetadata().getDeletionTimestamp() != null));
   }
@@ -272,21 +274,5 @@ class PreemptionEndpointTest {
         .filter(e -> name.equals(e.getInvolvedObject().getName()))
         .map(e -> e.getReason() + ": " + e.getMessage())
         .toList();
-  }
-
-  private String args(Pod pod) {
-    return args(pod, PrioCluster.NODES);
-  }
-
-  private static String args(Pod pod, List<String> nodes) {
-    return SchedulerCalls.args(pod, nodes);
-  }
-
-  private String post(String path, String body) {
-    return SchedulerCalls.post(base, path, body);
-  }
-
-  private static JsonNode json(String text) {
-    return SchedulerCalls.json(text);
   }
 }

@@ -53,13 +53,28 @@ final class Chart {
     return document.contains("helm.sh/hook:") || document.contains("\"helm.sh/hook\":");
   }
 
-  /** {@code helm template} (with the hooks), whatever the outcome. */
+  /**
+   * {@code helm template} (with the hooks), whatever the outcome. The chart in charts/ is not
+   * written by any test: each set of values is rendered once per run, not by each class that
+   * renders the same install (a Helm process each). Values read from files (which a test may
+   * write again with other content) are rendered every time.
+   */
   static Result templateResult(List<String> values, String... extra) throws IOException, InterruptedException {
     var command = new ArrayList<>(List.of(helm(), "template", RELEASE, DIR.toString(), "--namespace", NAMESPACE));
     values.forEach(v -> command.addAll(List.of("--set", v)));
     command.addAll(List.of(extra));
-    return run(command);
+    if (java.util.Arrays.stream(extra).anyMatch(a -> a.startsWith("--set-file") || a.startsWith("--values") || a.startsWith("-f"))) {
+      return run(command);
+    }
+    var rendered = TEMPLATED.get(command);
+    if (rendered == null) {
+      rendered = run(command);
+      TEMPLATED.putIfAbsent(List.copyOf(command), rendered);
+    }
+    return rendered;
   }
+
+  private static final java.util.Map<List<String>, Result> TEMPLATED = new java.util.concurrent.ConcurrentHashMap<>();
 
   static Result run(List<String> command) throws IOException, InterruptedException {
     var process = new ProcessBuilder(command).start();

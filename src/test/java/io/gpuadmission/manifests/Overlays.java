@@ -76,9 +76,28 @@ final class Overlays {
 
   private Overlays() {}
 
-  /** The rendered YAML; the test is skipped, saying why, when kubectl is missing or too old. */
+  /**
+   * The rendered YAML; the test is skipped, saying why, when kubectl is missing or too old. An
+   * install under manifests/ (which no test writes) is rendered once per run: a dozen classes
+   * render the same ones, each render a kubectl process. Directories tests write (target/) are
+   * rendered every time.
+   */
   static String render(String dir) throws IOException, InterruptedException {
     assumeKubectl();
+    if (!dir.startsWith("manifests")) {
+      return kustomize(dir);
+    }
+    var rendered = RENDERED.get(dir);
+    if (rendered == null) {
+      rendered = kustomize(dir);
+      RENDERED.putIfAbsent(dir, rendered);
+    }
+    return rendered;
+  }
+
+  private static final java.util.Map<String, String> RENDERED = new java.util.concurrent.ConcurrentHashMap<>();
+
+  private static String kustomize(String dir) throws IOException, InterruptedException {
     var result = run("kubectl", "kustomize", dir);
     assertThat(result.exit()).as("kubectl kustomize %s failed:%n%s", dir, result.error()).isZero();
     return result.output();
