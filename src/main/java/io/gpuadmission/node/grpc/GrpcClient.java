@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -23,15 +22,22 @@ public final class GrpcClient {
   private static final int STREAM = 1;
   // One thread for every call's deadline: at the deadline the call's connection is closed, which
   // ends its blocking read.
-  private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor(r -> {
-    var thread = new Thread(r, "grpc-deadlines");
-    thread.setDaemon(true);
-    return thread;
-  });
+  private static final ScheduledExecutorService DEADLINES = deadlines();
   /** How often a call that waits for the server to listen tries to connect again. */
   private static final long CONNECT_RETRY_MILLIS = 100;
 
   private GrpcClient() {}
+
+  private static ScheduledExecutorService deadlines() {
+    var executor = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
+      var thread = new Thread(r, "grpc-deadlines");
+      thread.setDaemon(true);
+      return thread;
+    });
+    // A call answered in time cancels its deadline: drop it from the queue then, not seconds later.
+    executor.setRemoveOnCancelPolicy(true);
+    return executor;
+  }
 
   /**
    * Calls {@code method} ({@code /package.Service/Method}) with the request's bytes and returns the

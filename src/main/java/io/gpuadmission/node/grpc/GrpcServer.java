@@ -102,11 +102,20 @@ public final class GrpcServer implements Closeable {
       SocketChannel channel;
       try {
         channel = listener.accept();
-      } catch (IOException e) {
-        if (!closed) {
-          LOG.debugf("%s: accept failed: %s", name, e.getMessage());
-        }
+      } catch (java.nio.channels.ClosedChannelException e) {
         return;
+      } catch (IOException e) {
+        if (closed) {
+          return;
+        }
+        // Out of file descriptors, say: the socket must go on being served once that passes.
+        LOG.warnf("%s: cannot accept a connection (%s); trying again in 1 s", name, e.getMessage());
+        try {
+          Thread.sleep(1000);
+        } catch (InterruptedException interrupted) {
+          return;
+        }
+        continue;
       }
       var connection = new Connection(new Http2Connection(channel));
       connections.add(connection);
