@@ -148,6 +148,9 @@ class ApiServerOutageTest {
             torn.compareAndSet(null, defaults.toString());
           }
           reads.incrementAndGet();
+          // Thousands of reads a second, without taking a whole core from the suite's other work
+          // (on two cores that slowed everything the test waits for).
+          java.util.concurrent.locks.LockSupport.parkNanos(50_000);
         }
       });
       reader.start();
