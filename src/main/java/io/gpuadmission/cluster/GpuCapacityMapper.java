@@ -85,7 +85,7 @@ public final class GpuCapacityMapper {
       return Long.MAX_VALUE;
     }
     try {
-      return cpu.getNumericalAmount().multiply(java.math.BigDecimal.valueOf(1000)).setScale(0, java.math.RoundingMode.FLOOR).longValueExact();
+      return io.gpuadmission.pod.QuantitySyntax.amount(cpu).multiply(java.math.BigDecimal.valueOf(1000)).setScale(0, java.math.RoundingMode.FLOOR).longValueExact();
     } catch (ArithmeticException | IllegalArgumentException unreadable) {
       return Long.MAX_VALUE;
     }
@@ -96,6 +96,6 @@ public final class GpuCapacityMapper {
       return 0;
     }
     Quantity q = node.getStatus().getAllocatable().get(resource);
-    return q == null ? 0 : q.getNumericalAmount().longValue();
+    return q == null ? 0 : io.gpuadmission.pod.QuantitySyntax.amount(q).longValue();
   }
 }

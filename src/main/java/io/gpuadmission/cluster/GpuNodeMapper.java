@@ -47,7 +47,7 @@ public final class GpuNodeMapper {
     node.getStatus().getAllocatable().forEach((name, quantity) -> {
       if (name.indexOf('/') > 0 && !name.startsWith("hugepages-") && quantity != null) {
         try {
-          out.put(name, quantity.getNumericalAmount().setScale(0, java.math.RoundingMode.FLOOR).longValue());
+          out.put(name, io.gpuadmission.pod.QuantitySyntax.amount(quantity).setScale(0, java.math.RoundingMode.FLOOR).longValue());
         } catch (ArithmeticException | IllegalArgumentException notANumber) {
           // A quantity the kubelet never writes: the resource stays not known.
         }
@@ -95,7 +95,7 @@ public final class GpuNodeMapper {
     for (var resource : new String[] {"nvidia.com/gpu", "aliyun.com/gpu", "aliyun.com/gpu-count"}) {
       Quantity q = capacity.get(resource);
       if (q != null) {
-        return q.getNumericalAmount().intValue();
+        return io.gpuadmission.pod.QuantitySyntax.amount(q).intValue();
       }
     }
     return 0;

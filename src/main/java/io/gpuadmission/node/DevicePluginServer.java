@@ -67,6 +67,9 @@ final class DevicePluginServer implements AutoCloseable {
   private final Duration timeout;
   private final List<GrpcServer.Stream> watchers = new CopyOnWriteArrayList<>();
   private volatile GrpcServer server;
+  // Which serve() the current server is, and whether the kubelet's ListAndWatch on it has ended.
+  private volatile int generation;
+  private volatile boolean streamLost;
   private Object kubeletSocketKey;
   private boolean registered;
   private String lastProblem = "";
@@ -105,7 +108,7 @@ final class DevicePluginServer implements AutoCloseable {
     } catch (IOException e) {
       key = null;
     }
-    if (registered && Files.exists(socket()) && key != null && key.equals(kubeletSocketKey)) {
+    if (registered && !streamLost && Files.exists(socket()) && key != null && key.equals(kubeletSocketKey)) {
       return;
     }
     if (key == null) {
@@ -113,7 +116,9 @@ final class DevicePluginServer implements AutoCloseable {
       registered = false;
       return;
     }
-    if (registered) {
+    if (registered && key.equals(kubeletSocketKey) && streamLost) {
+      LOG.infof("the kubelet's ListAndWatch of %s ended: serving it again and registering", resource);
+    } else if (registered) {
       LOG.infof("the kubelet restarted (new %s): serving %s again and registering", kubelet, resource);
       handover.kubeletRestarted();
     }
@@ -127,6 +132,7 @@ final class DevicePluginServer implements AutoCloseable {
     }
     kubeletSocketKey = key;
     registered = true;
+    streamLost = false;
     lastProblem = "";
     LOG.infof("device plugin for %s registered with the kubelet (%s, %d GPUs)", resource, socket(), devices.all().size());
   }
@@ -154,13 +160,14 @@ final class DevicePluginServer implements AutoCloseable {
 
   private void serve() throws IOException {
     stopServer();
+    int generation = ++this.generation;
     var service = "/" + VERSION + ".DevicePlugin/";
     server = GrpcServer.start(socket(), "device-plugin", Map.of(
         service + "GetDevicePluginOptions", request -> options().toByteArray(),
         service + "GetPreferredAllocation", request -> preferred(PreferredAllocationRequest.parseFrom(request)).toByteArray(),
         service + "Allocate", request -> allocate(AllocateRequest.parseFrom(request)).toByteArray(),
         service + "PreStartContainer", request -> PreStartContainerResponse.getDefaultInstance().toByteArray()),
-        Map.of(service + "ListAndWatch", this::listAndWatch));
+        Map.of(service + "ListAndWatch", (request, stream) -> listAndWatch(generation, stream)));
   }
 
   private void register(Path kubelet) throws GrpcException {
@@ -199,8 +206,16 @@ final class DevicePluginServer implements AutoCloseable {
     return out.build();
   }
 
-  private void listAndWatch(byte[] request, GrpcServer.Stream stream) {
-    stream.onCancel(() -> watchers.remove(stream));
+  private void listAndWatch(int generation, GrpcServer.Stream stream) {
+    stream.onCancel(() -> {
+      watchers.remove(stream);
+      // The kubelet drops a plugin whose ListAndWatch ended (its devices go unhealthy, then away)
+      // until it registers again: the next round does that. A stream of a server already replaced
+      // (a kubelet restart) is not this registration's.
+      if (generation == this.generation) {
+        streamLost = true;
+      }
+    });
     watchers.add(stream);
     if (!stream.send(list().toByteArray())) {
       watchers.remove(stream);
@@ -232,13 +247,7 @@ final class DevicePluginServer implements AutoCloseable {
     }
     // The bookkeeping (and, queued, the pod's mark) once the kubelet has its answer, and before
     // any call it makes after that answer.
-    Runnable bookkeeping = () -> request.getContainerRequestsList().forEach(c -> handover.allocated(c.getDevicesIdsList()));
-    var current = server;
-    if (current != null) {
-      current.afterThisCall(bookkeeping);
-    } else {
-      bookkeeping.run();
-    }
+    GrpcServer.afterThisCall(() -> request.getContainerRequestsList().forEach(c -> handover.allocated(c.getDevicesIdsList())));
     return out.build();
   }
 

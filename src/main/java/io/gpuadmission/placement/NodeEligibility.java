@@ -160,6 +160,6 @@ public final class NodeEligibility {
     if (plain && text.length() < 19) {
       return Long.parseLong(text);
     }
-    return quantity.getNumericalAmount().setScale(0, java.math.RoundingMode.FLOOR).longValue();
+    return io.gpuadmission.pod.QuantitySyntax.amount(quantity).setScale(0, java.math.RoundingMode.FLOOR).longValue();
   }
 }

@@ -345,6 +345,20 @@ class DevicePluginTest {
   }
 
   @Test
+  void aListAndWatchThatEndsIsFollowedByAnotherRegistrationWithTheSameKubelet() {
+    var agent = agent();
+    registered(agent, 1);
+
+    kubelet.dropPlugin(); // the kubelet no longer has the plugin: it must register again to be listed
+
+    registered(agent, 2);
+    var pod = bound("bert-worker-0", List.of(), List.of(container("pytorch", 2)), "gpu-admission.io/gpu-indices", "0,3");
+    seen(agent, pod);
+    kubelet.admit(pod);
+    assertThat(visible(pod, "pytorch")).isEqualTo(uuids(0, 3));
+  }
+
+  @Test
   void aKubeletRestartBetweenThePreferenceAndTheAllocationHandsTheChoiceOverOnTheNextAdmission() {
     var agent = agent();
     var pod = bound("bert-worker-0", List.of(), List.of(container("pytorch", 2)), "gpu-admission.io/gpu-indices", "0,3");

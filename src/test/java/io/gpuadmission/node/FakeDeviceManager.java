@@ -157,6 +157,18 @@ final class FakeDeviceManager implements AutoCloseable {
     }));
   }
 
+  /**
+   * The kubelet drops the plugin, its own socket staying: what it does when the plugin's
+   * ListAndWatch ends (plugin/v1beta1 client.go Run, then Disconnect): it closes its connection.
+   */
+  synchronized void dropPlugin() {
+    if (plugin != null) {
+      plugin.shutdownNow();
+      plugin = null;
+    }
+    devices = List.of();
+  }
+
   /** The kubelet restarts: its directory is emptied but for the checkpoint, and a new kubelet.sock appears. */
   synchronized void restart() {
     stop();

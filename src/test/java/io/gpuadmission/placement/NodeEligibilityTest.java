@@ -54,5 +54,9 @@ class NodeEligibilityTest {
     assertThat(NodeEligibility.units(new Quantity("8"))).isEqualTo(8);
     assertThat(NodeEligibility.units(new Quantity("2k"))).isEqualTo(2000);
     assertThat(NodeEligibility.units(null)).isZero();
+    // What apimachinery accepts and fabric8's own reading throws on: a Node sent in ExtenderArgs or a
+    // --cluster file may hold them.
+    assertThat(NodeEligibility.units(new Quantity(" 2 "))).isEqualTo(2);
+    assertThat(NodeEligibility.units(new Quantity("Ki"))).isZero();
   }
 }

@@ -47,14 +47,22 @@ public final class GrpcClient {
   public static byte[] call(Path socket, String method, byte[] request, Duration timeout, int maxAnswer, boolean waitForReady)
       throws GrpcException {
     long deadline = System.nanoTime() + timeout.toNanos();
-    var channel = connect(socket, deadline, waitForReady, timeout);
-    var h2 = new Http2Connection(channel);
+    // At the deadline whatever the call holds then is closed: the socket still connecting (a
+    // kubelet whose backlog is full never accepts), or the connection, which ends its blocking read.
+    var holding = new java.util.concurrent.atomic.AtomicReference<java.io.Closeable>();
     var expired = new java.util.concurrent.atomic.AtomicBoolean();
     var timer = DEADLINES.schedule(() -> {
       expired.set(true);
-      h2.close();
-    }, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      closeQuietly(holding.get());
+    }, timeout.toNanos(), TimeUnit.NANOSECONDS);
+    Http2Connection h2 = null;
     try {
+      var channel = connect(socket, deadline, waitForReady, timeout, holding, expired);
+      h2 = new Http2Connection(channel);
+      holding.set(h2);
+      if (expired.get()) {
+        throw new GrpcException(GrpcException.DEADLINE_EXCEEDED, "no answer within " + timeout.toMillis() + " ms");
+      }
       h2.startAsClient();
       var headers = new LinkedHashMap<String, String>();
       headers.put(":method", "POST");
@@ -71,22 +79,40 @@ public final class GrpcClient {
       var result = answer.result();
       h2.goAway(Http2Connection.NO_ERROR, "");
       return result;
-    } catch (IOException e) {
+    } catch (IOException | RuntimeException e) {
       if (expired.get()) {
         throw new GrpcException(GrpcException.DEADLINE_EXCEEDED, "no answer within " + timeout.toMillis() + " ms");
       }
       throw new GrpcException(GrpcException.UNAVAILABLE, "connection to " + socket + " failed: " + e.getMessage());
     } finally {
       timer.cancel(false);
-      h2.close();
+      if (h2 != null) {
+        h2.close();
+      }
     }
   }
 
-  private static SocketChannel connect(Path socket, long deadline, boolean waitForReady, Duration timeout) throws GrpcException {
+  private static void closeQuietly(java.io.Closeable closeable) {
+    if (closeable != null) {
+      try {
+        closeable.close();
+      } catch (IOException ignored) {
+        // closing is all we wanted
+      }
+    }
+  }
+
+  private static SocketChannel connect(Path socket, long deadline, boolean waitForReady, Duration timeout,
+      java.util.concurrent.atomic.AtomicReference<java.io.Closeable> holding, java.util.concurrent.atomic.AtomicBoolean expired)
+      throws GrpcException {
     while (true) {
       try {
         var channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+        holding.set(channel);
         try {
+          if (expired.get()) {
+            throw new IOException("the deadline passed");
+          }
           channel.connect(UnixDomainSocketAddress.of(socket));
           return channel;
         } catch (IOException e) {
@@ -94,6 +120,9 @@ public final class GrpcClient {
           throw e;
         }
       } catch (IOException e) {
+        if (expired.get()) {
+          throw new GrpcException(GrpcException.DEADLINE_EXCEEDED, "cannot connect to " + socket + " within " + timeout.toMillis() + " ms");
+        }
         if (!waitForReady || System.nanoTime() + CONNECT_RETRY_MILLIS * 1_000_000 > deadline) {
           throw new GrpcException(waitForReady ? GrpcException.DEADLINE_EXCEEDED : GrpcException.UNAVAILABLE,
               "cannot connect to " + socket + (waitForReady ? " within " + timeout.toMillis() + " ms" : "") + ": " + e.getMessage());
@@ -162,6 +191,13 @@ public final class GrpcClient {
       body.write(data, 0, data.length);
       if (endStream) {
         fail(new GrpcException(GrpcException.INTERNAL, "the answer ended without trailers"));
+      }
+    }
+
+    @Override
+    public void goingAway(int lastStream) {
+      if (lastStream < STREAM && !ended) {
+        fail(new GrpcException(GrpcException.UNAVAILABLE, "the server went away before it took the call"));
       }
     }
 

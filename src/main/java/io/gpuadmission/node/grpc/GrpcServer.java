@@ -15,13 +15,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 /**
  * A gRPC server on a Unix socket for unary and server-streaming methods, as the kubelet's device
- * manager calls a device plugin. One thread accepts, one reads each connection, and one runs the
- * calls in the order they arrive (a call never runs on a reading thread: a long answer waits for
+ * manager calls a device plugin. One thread accepts; each connection has one thread that reads and
+ * one that runs its calls in the order they arrive (a call never runs on a reading thread: a long
+ * answer waits for
  * the peer's flow-control window, which only the reading thread sees open).
  */
 public final class GrpcServer implements Closeable {
@@ -59,7 +59,8 @@ public final class GrpcServer implements Closeable {
   private final ServerSocketChannel listener;
   private final Map<String, Unary> unary;
   private final Map<String, ServerStreaming> streaming;
-  private final ExecutorService calls;
+  // The calls thread of the call running now: where afterThisCall queues its work.
+  private static final ThreadLocal<ExecutorService> CALLS = new ThreadLocal<>();
   private final Set<Connection> connections = ConcurrentHashMap.newKeySet();
   private final String name;
   private volatile boolean closed;
@@ -69,7 +70,6 @@ public final class GrpcServer implements Closeable {
     this.name = name;
     this.unary = Map.copyOf(unary);
     this.streaming = Map.copyOf(streaming);
-    this.calls = Executors.newSingleThreadExecutor(r -> daemon(r, name));
   }
 
   /**
@@ -127,18 +127,24 @@ public final class GrpcServer implements Closeable {
   }
 
   /**
-   * Runs {@code work} on the calls' thread after the calls queued so far: a method that queues it
-   * has its answer sent first, and any call that arrives after that answer runs after the work.
+   * Runs {@code work} on the calling connection's calls thread after the calls queued so far: a
+   * method that queues it has its answer sent first, and any call on that connection that arrives
+   * after that answer runs after the work. Outside a call it runs at once.
    */
-  public void afterThisCall(Runnable work) {
+  public static void afterThisCall(Runnable work) {
+    var calls = CALLS.get();
     try {
-      calls.execute(work);
+      if (calls != null) {
+        calls.execute(work);
+        return;
+      }
     } catch (RejectedExecutionException stopping) {
-      work.run();
+      // the connection ended: do it here
     }
+    work.run();
   }
 
-  /** Stops listening, ends every connection (open streams see their cancel) and the calls' thread. */
+  /** Stops listening and ends every connection (open streams see their cancel) and its calls thread. */
   @Override
   public void close() {
     closed = true;
@@ -148,18 +154,16 @@ public final class GrpcServer implements Closeable {
       // nothing more to release
     }
     connections.forEach(c -> c.h2.close());
-    calls.shutdown();
-    try {
-      calls.awaitTermination(2, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
-  /** One client connection and its calls. Its thread reads; calls run on the server's calls thread. */
+  /**
+   * One client connection and its calls. Its thread reads; its calls run on a thread of its own, so
+   * that a client that stops reading holds up only its own calls.
+   */
   private final class Connection implements Runnable, Http2Connection.Listener {
     private final Http2Connection h2;
     private final Map<Integer, Call> open = new ConcurrentHashMap<>();
+    private final ExecutorService calls = Executors.newSingleThreadExecutor(r -> daemon(r, name));
     private int lastStream;
 
     Connection(Http2Connection h2) {
@@ -175,11 +179,14 @@ public final class GrpcServer implements Closeable {
         if (!closed) {
           LOG.debugf("%s: connection ended: %s", name, e.getMessage());
         }
+      } catch (RuntimeException e) {
+        LOG.warnf("%s: connection ended on a frame it could not take: %s", name, e);
       } finally {
         h2.close();
         connections.remove(this);
         open.values().forEach(Call::cancelled);
         open.clear();
+        calls.shutdown();
       }
     }
 
@@ -228,7 +235,14 @@ public final class GrpcServer implements Closeable {
 
     private void dispatch(Call call) {
       try {
-        calls.execute(call::run);
+        calls.execute(() -> {
+          CALLS.set(calls);
+          try {
+            call.run();
+          } finally {
+            CALLS.remove();
+          }
+        });
       } catch (RejectedExecutionException stopping) {
         call.cancelled();
       }
@@ -293,8 +307,14 @@ public final class GrpcServer implements Closeable {
         connection.h2.sendData(stream, GrpcWire.frame(message), false);
         return true;
       } catch (IOException e) {
-        LOG.debugf("%s: cannot answer %s: %s", name, path, e.getMessage());
-        // The stream or the connection is gone: as if the client had cancelled.
+        LOG.warnf("%s: cannot send on %s (%s): the call is reset", name, path, e.getMessage());
+        // The client must learn that its stream ends here (a ListAndWatch it would otherwise wait
+        // on for good); then it is as if it had cancelled.
+        try {
+          connection.h2.reset(stream, Http2Connection.CANCEL);
+        } catch (IOException gone) {
+          // the connection is gone: the client sees that
+        }
         cancelled();
         return false;
       }

@@ -59,6 +59,7 @@ final class Http2Connection implements Closeable {
   static final int FLOW_CONTROL_ERROR = 0x3;
   static final int FRAME_SIZE_ERROR = 0x6;
   static final int CANCEL = 0x8;
+  static final int COMPRESSION_ERROR = 0x9;
 
   /** The largest frame either side sends unless the other allows more: we never allow more. */
   static final int DEFAULT_MAX_FRAME = 16_384;
@@ -74,8 +75,11 @@ final class Http2Connection implements Closeable {
 
     void data(int stream, byte[] data, boolean endStream) throws IOException;
 
-    /** The peer reset the stream, or a GOAWAY ended it. */
+    /** The peer reset the stream. */
     void reset(int stream, int errorCode);
+
+    /** The peer goes away: streams above {@code lastStream} will not be answered; those below may still be. */
+    default void goingAway(int lastStream) {}
   }
 
   private final SocketChannel channel;
@@ -158,6 +162,7 @@ final class Http2Connection implements Closeable {
       }
       var payload = new byte[length];
       in.readFully(payload);
+      check(type, flags, stream, length);
       switch (type) {
         case DATA -> {
           var body = unpadded(payload, flags);
@@ -191,7 +196,9 @@ final class Http2Connection implements Closeable {
           while (!endHeaders) {
             in.readFully(header);
             int more = ((header[0] & 0xff) << 16) | ((header[1] & 0xff) << 8) | (header[2] & 0xff);
-            if ((header[3] & 0xff) != CONTINUATION || more > DEFAULT_MAX_FRAME || block.size() + more > MAX_HEADER_LIST) {
+            int continued = ByteBuffer.wrap(header, 5, 4).getInt() & 0x7fffffff;
+            if ((header[3] & 0xff) != CONTINUATION || continued != stream || more > DEFAULT_MAX_FRAME
+                || block.size() + more > MAX_HEADER_LIST) {
               throw protocolError("a header block not continued by CONTINUATION frames within " + MAX_HEADER_LIST + " bytes");
             }
             var part = new byte[more];
@@ -217,14 +224,19 @@ final class Http2Connection implements Closeable {
             }
           }
         }
-        case GOAWAY -> {
-          return;
-        }
+        case GOAWAY -> listener.goingAway(ByteBuffer.wrap(payload).getInt() & 0x7fffffff);
         case WINDOW_UPDATE -> {
           int increment = ByteBuffer.wrap(payload).getInt() & 0x7fffffff;
+          if (increment == 0) {
+            throw protocolError("a WINDOW_UPDATE of 0");
+          }
           synchronized (sending) {
             if (stream == 0) {
               connectionWindow += increment;
+              if (connectionWindow > Integer.MAX_VALUE) {
+                goAway(FLOW_CONTROL_ERROR, "a connection window above 2^31-1");
+                throw new IOException("HTTP/2 flow-control error: the peer opened the connection's window above 2^31-1");
+              }
             } else {
               var window = streamWindows.get(stream);
               if (window != null) {
@@ -239,6 +251,36 @@ final class Http2Connection implements Closeable {
           // PRIORITY and unknown types: ignored, as RFC 9113 asks.
         }
       }
+    }
+  }
+
+  /**
+   * A frame's shape before its payload is read for meaning (RFC 9113 section 6): the lengths fixed by
+   * its type, and the stream it may or may not be on. Anything else ends the connection, with a
+   * GOAWAY saying why.
+   */
+  private void check(int type, int flags, int stream, int length) throws IOException {
+    boolean fixedLengthWrong = switch (type) {
+      case RST_STREAM, WINDOW_UPDATE -> length != 4;
+      case PING -> length != 8;
+      case SETTINGS -> length % 6 != 0 || (flags & FLAG_ACK) != 0 && length != 0;
+      case GOAWAY -> length < 8;
+      default -> false;
+    };
+    if (fixedLengthWrong) {
+      goAway(FRAME_SIZE_ERROR, "a frame of type " + type + " and " + length + " bytes");
+      throw new IOException("HTTP/2 frame size error: a frame of type " + type + " and " + length + " bytes");
+    }
+    boolean onConnection = type == SETTINGS || type == PING || type == GOAWAY;
+    boolean onStream = type == DATA || type == HEADERS || type == RST_STREAM || type == CONTINUATION;
+    if (onConnection && stream != 0 || onStream && stream == 0) {
+      throw protocolError("a frame of type " + type + " on stream " + stream);
+    }
+    if (type == CONTINUATION) {
+      throw protocolError("CONTINUATION without a HEADERS frame before it");
+    }
+    if ((type == DATA || type == HEADERS) && (flags & FLAG_PADDED) != 0 && length == 0) {
+      throw protocolError("a padded frame without its pad length");
     }
   }
 
@@ -260,9 +302,17 @@ final class Http2Connection implements Closeable {
 
   private Map<String, String> decode(byte[] block) throws IOException {
     var headers = new LinkedHashMap<String, String>();
-    decoder.decode(new ByteArrayInputStream(block), (name, value, sensitive) ->
-        headers.put(new String(name, StandardCharsets.ISO_8859_1), new String(value, StandardCharsets.ISO_8859_1)));
-    if (decoder.endHeaderBlock()) {
+    boolean tooLarge;
+    try {
+      decoder.decode(new ByteArrayInputStream(block), (name, value, sensitive) ->
+          headers.put(new String(name, StandardCharsets.ISO_8859_1), new String(value, StandardCharsets.ISO_8859_1)));
+      tooLarge = decoder.endHeaderBlock();
+    } catch (IOException | RuntimeException e) {
+      // The decoder's table is no longer the peer's: nothing after this block can be read.
+      goAway(COMPRESSION_ERROR, "a header block HPACK cannot decode");
+      throw new IOException("HTTP/2 compression error: " + e.getMessage(), e);
+    }
+    if (tooLarge) {
       throw new IOException("a header list larger than " + MAX_HEADER_LIST + " bytes");
     }
     return headers;

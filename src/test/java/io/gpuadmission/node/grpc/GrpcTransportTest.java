@@ -256,4 +256,124 @@ class GrpcTransportTest {
     server.join();
     assertThat(Files.exists(socket)).isTrue();
   }
+
+  /** A raw client connection: the preface and empty SETTINGS sent, nothing read. */
+  private static java.nio.channels.SocketChannel rawClient(Path socket) throws Exception {
+    var channel = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX);
+    channel.connect(java.net.UnixDomainSocketAddress.of(socket));
+    channel.write(java.nio.ByteBuffer.wrap(Http2Connection.PREFACE));
+    channel.write(java.nio.ByteBuffer.wrap(new byte[] {0, 0, 0, Http2Connection.SETTINGS, 0, 0, 0, 0, 0}));
+    return channel;
+  }
+
+  @Test
+  void aClientThatStopsReadingHoldsUpOnlyItsOwnCalls() throws Exception {
+    var large = PreferredAllocationResponse.newBuilder().addContainerResponses(ContainerPreferredAllocationResponse.newBuilder()
+        .addAllDeviceIDs(IntStream.range(0, 30).mapToObj(i -> "GPU-" + i + "-0000-1111-2222-333333333333").toList())).build().toByteArray();
+    serve(Map.of(PLUGIN + "GetPreferredAllocation", request -> large,
+        PLUGIN + "GetDevicePluginOptions", request -> io.gpuadmission.node.deviceplugin.v1beta1.DevicePluginOptions.newBuilder()
+            .setGetPreferredAllocationAvailable(true).build().toByteArray()), Map.of());
+    var socket = dir.resolve("plugin.sock");
+    // Thousands of calls pipelined on one connection whose answers are never read: its calls thread
+    // blocks writing once the socket's buffers are full.
+    var stuck = rawClient(socket);
+    closing.add(stuck);
+    var headers = new java.io.ByteArrayOutputStream();
+    new com.twitter.hpack.Encoder(0).encodeHeader(headers, ":path".getBytes(), (PLUGIN + "GetPreferredAllocation").getBytes(), false);
+    var block = headers.toByteArray();
+    var frames = new java.io.ByteArrayOutputStream();
+    for (int stream = 1; stream < 12_000; stream += 2) {
+      frames.write(new byte[] {0, 0, (byte) block.length, Http2Connection.HEADERS, Http2Connection.FLAG_END_HEADERS, 0, 0, 0, 0});
+      var id = java.nio.ByteBuffer.allocate(4).putInt(stream).array();
+      System.arraycopy(id, 0, frames.toByteArray(), 0, 0);
+      var bytes = frames.toByteArray();
+      System.arraycopy(id, 0, bytes, bytes.length - 4, 4);
+      frames.reset();
+      frames.write(bytes);
+      frames.write(block);
+      frames.write(new byte[] {0, 0, 5, Http2Connection.DATA, Http2Connection.FLAG_END_STREAM});
+      frames.write(id);
+      frames.write(new byte[] {0, 0, 0, 0, 0});
+    }
+    var pending = java.nio.ByteBuffer.wrap(frames.toByteArray());
+    var writer = new Thread(() -> {
+      try {
+        while (pending.hasRemaining()) {
+          stuck.write(pending);
+        }
+      } catch (java.io.IOException ignored) {
+        // closed at the end of the test
+      }
+    });
+    writer.setDaemon(true);
+    writer.start();
+    Thread.sleep(1000);
+
+    var client = grpcJavaClientOf(socket);
+    assertThat(client.getDevicePluginOptions(Empty.getDefaultInstance()).getGetPreferredAllocationAvailable()).isTrue();
+  }
+
+  @Test
+  void aMalformedFrameEndsItsConnectionWithAGoAwayAndTheServerServesOn() throws Exception {
+    serve(Map.of(PLUGIN + "GetDevicePluginOptions", request -> new byte[0]), Map.of());
+    var socket = dir.resolve("plugin.sock");
+    var malformed = Map.of(
+        "WINDOW_UPDATE without its increment", new byte[] {0, 0, 0, Http2Connection.WINDOW_UPDATE, 0, 0, 0, 0, 0},
+        "WINDOW_UPDATE of 0", new byte[] {0, 0, 4, Http2Connection.WINDOW_UPDATE, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+        "padded HEADERS without its pad length",
+        new byte[] {0, 0, 0, Http2Connection.HEADERS, Http2Connection.FLAG_PADDED | Http2Connection.FLAG_END_HEADERS, 0, 0, 0, 1},
+        "PING of 2 bytes", new byte[] {0, 0, 2, Http2Connection.PING, 0, 0, 0, 0, 0, 1, 2},
+        "HEADERS on stream 0", new byte[] {0, 0, 1, Http2Connection.HEADERS, Http2Connection.FLAG_END_HEADERS, 0, 0, 0, 0, (byte) 0x82},
+        "SETTINGS of 5 bytes", new byte[] {0, 0, 5, Http2Connection.SETTINGS, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0});
+    var expected = Map.of("WINDOW_UPDATE without its increment", Http2Connection.FRAME_SIZE_ERROR,
+        "WINDOW_UPDATE of 0", Http2Connection.PROTOCOL_ERROR, "padded HEADERS without its pad length", Http2Connection.PROTOCOL_ERROR,
+        "PING of 2 bytes", Http2Connection.FRAME_SIZE_ERROR, "HEADERS on stream 0", Http2Connection.PROTOCOL_ERROR,
+        "SETTINGS of 5 bytes", Http2Connection.FRAME_SIZE_ERROR);
+    for (var entry : malformed.entrySet()) {
+      var frame = entry.getValue();
+      try (var raw = rawClient(socket)) {
+        raw.write(java.nio.ByteBuffer.wrap(frame));
+        var in = java.nio.channels.Channels.newInputStream(raw);
+        var seen = new java.util.ArrayList<Integer>();
+        var header = new byte[9];
+        while (in.readNBytes(header, 0, 9) == 9) {
+          int length = ((header[0] & 0xff) << 16) | ((header[1] & 0xff) << 8) | (header[2] & 0xff);
+          var payload = in.readNBytes(length);
+          seen.add(header[3] & 0xff);
+          if ((header[3] & 0xff) == Http2Connection.GOAWAY) {
+            seen.add(java.nio.ByteBuffer.wrap(payload, 4, 4).getInt());
+          }
+        }
+        assertThat(seen).as("frames the server sent for %s", entry.getKey()).endsWith(Http2Connection.GOAWAY, expected.get(entry.getKey()));
+      }
+    }
+    assertThat(grpcJavaClientOf(socket).getDevicePluginOptions(Empty.getDefaultInstance())).isNotNull();
+  }
+
+  @Test
+  void theDeadlineHoldsWhileTheServerDoesNotEvenAccept() throws Exception {
+    var socket = dir.resolve("full.sock");
+    try (var listener = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+      listener.bind(java.net.UnixDomainSocketAddress.of(socket), 1);
+      // Fill its backlog: a blocking connect to it would then wait for an accept that never comes.
+      var filling = new ArrayList<java.nio.channels.SocketChannel>();
+      try {
+        while (filling.size() < 64) {
+          var channel = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX);
+          channel.configureBlocking(false);
+          filling.add(channel);
+          channel.connect(java.net.UnixDomainSocketAddress.of(socket));
+        }
+      } catch (java.io.IOException full) {
+        // the backlog is full
+      }
+      var started = System.nanoTime();
+      assertThatThrownBy(() -> GrpcClient.call(socket, "/v1.PodResourcesLister/List", new byte[0], Duration.ofMillis(500), 1 << 20, false))
+          .isInstanceOfSatisfying(GrpcException.class, e -> assertThat(e.codeName()).isEqualTo("DEADLINE_EXCEEDED"));
+      assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+      for (var channel : filling) {
+        channel.close();
+      }
+    }
+  }
 }
