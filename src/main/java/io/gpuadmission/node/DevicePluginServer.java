@@ -127,7 +127,7 @@ final class DevicePluginServer implements AutoCloseable {
       serve();
       register(kubelet);
     } catch (IOException | GrpcException e) {
-      problem("cannot register " + resource + " with the kubelet at " + kubelet + ": " + describe(e));
+      problem("cannot register " + resource + " with the kubelet at " + kubelet + ": " + e.getMessage());
       return;
     }
     kubeletSocketKey = key;
@@ -152,10 +152,6 @@ final class DevicePluginServer implements AutoCloseable {
       LOG.warn(text + "; trying again every round");
       lastProblem = text;
     }
-  }
-
-  private static String describe(Exception e) {
-    return e.getMessage();
   }
 
   private void serve() throws IOException {

@@ -31,23 +31,20 @@ public final class PodResourcesClient implements AutoCloseable {
 
   /** What every pod's containers were given. */
   public ListPodResourcesResponse list() throws GrpcException {
-    var answer = GrpcClient.call(socket, SERVICE + "List", ListPodResourcesRequest.getDefaultInstance().toByteArray(), timeout, MAX_MESSAGE, false);
-    try {
-      return ListPodResourcesResponse.parseFrom(answer);
-    } catch (InvalidProtocolBufferException e) {
-      throw new GrpcException(GrpcException.INTERNAL, "the kubelet's List answer is no ListPodResourcesResponse: " + e.getMessage());
-    }
+    return call("List", ListPodResourcesRequest.getDefaultInstance(), ListPodResourcesResponse.parser());
   }
 
   /** Every device the kubelet knows on this node (whether allocated or not). */
   public AllocatableResourcesResponse allocatable() throws GrpcException {
-    var answer = GrpcClient.call(socket, SERVICE + "GetAllocatableResources", AllocatableResourcesRequest.getDefaultInstance().toByteArray(),
-        timeout, MAX_MESSAGE, false);
+    return call("GetAllocatableResources", AllocatableResourcesRequest.getDefaultInstance(), AllocatableResourcesResponse.parser());
+  }
+
+  private <T> T call(String method, com.google.protobuf.MessageLite request, com.google.protobuf.Parser<T> answer) throws GrpcException {
+    var bytes = GrpcClient.call(socket, SERVICE + method, request.toByteArray(), timeout, MAX_MESSAGE, false);
     try {
-      return AllocatableResourcesResponse.parseFrom(answer);
+      return answer.parseFrom(bytes);
     } catch (InvalidProtocolBufferException e) {
-      throw new GrpcException(GrpcException.INTERNAL, "the kubelet's GetAllocatableResources answer is no AllocatableResourcesResponse: "
-          + e.getMessage());
+      throw new GrpcException(GrpcException.INTERNAL, "the kubelet's " + method + " answer is no valid message: " + e.getMessage());
     }
   }
 

@@ -152,7 +152,7 @@ final class Http2Connection implements Closeable {
       } catch (EOFException end) {
         return;
       }
-      int length = ((header[0] & 0xff) << 16) | ((header[1] & 0xff) << 8) | (header[2] & 0xff);
+      int length = payloadLength(header);
       int type = header[3] & 0xff;
       int flags = header[4] & 0xff;
       int stream = ByteBuffer.wrap(header, 5, 4).getInt() & 0x7fffffff;
@@ -195,7 +195,7 @@ final class Http2Connection implements Closeable {
           var endHeaders = (flags & FLAG_END_HEADERS) != 0;
           while (!endHeaders) {
             in.readFully(header);
-            int more = ((header[0] & 0xff) << 16) | ((header[1] & 0xff) << 8) | (header[2] & 0xff);
+            int more = payloadLength(header);
             int continued = ByteBuffer.wrap(header, 5, 4).getInt() & 0x7fffffff;
             if ((header[3] & 0xff) != CONTINUATION || continued != stream || more > DEFAULT_MAX_FRAME
                 || block.size() + more > MAX_HEADER_LIST) {
@@ -210,7 +210,7 @@ final class Http2Connection implements Closeable {
         }
         case RST_STREAM -> {
           forget(stream);
-          listener.reset(stream, length >= 4 ? ByteBuffer.wrap(payload).getInt() : PROTOCOL_ERROR);
+          listener.reset(stream, ByteBuffer.wrap(payload).getInt());
         }
         case SETTINGS -> {
           if ((flags & FLAG_ACK) == 0) {
@@ -287,6 +287,11 @@ final class Http2Connection implements Closeable {
   private IOException protocolError(String what) throws IOException {
     goAway(PROTOCOL_ERROR, what);
     return new IOException("HTTP/2 protocol error: " + what);
+  }
+
+  /** The 24-bit length at the start of a frame's 9-byte header. */
+  private static int payloadLength(byte[] header) {
+    return ((header[0] & 0xff) << 16) | ((header[1] & 0xff) << 8) | (header[2] & 0xff);
   }
 
   private static byte[] unpadded(byte[] payload, int flags) throws IOException {

@@ -257,6 +257,11 @@ class GrpcTransportTest {
     assertThat(Files.exists(socket)).isTrue();
   }
 
+  private static byte[] frameHeader(int length, int type, int flags, int stream) {
+    return java.nio.ByteBuffer.allocate(9).put((byte) (length >>> 16)).put((byte) (length >>> 8)).put((byte) length)
+        .put((byte) type).put((byte) flags).putInt(stream).array();
+  }
+
   /** A raw client connection: the preface and empty SETTINGS sent, nothing read. */
   private static java.nio.channels.SocketChannel rawClient(Path socket) throws Exception {
     var channel = java.nio.channels.SocketChannel.open(java.net.StandardProtocolFamily.UNIX);
@@ -283,16 +288,9 @@ class GrpcTransportTest {
     var block = headers.toByteArray();
     var frames = new java.io.ByteArrayOutputStream();
     for (int stream = 1; stream < 12_000; stream += 2) {
-      frames.write(new byte[] {0, 0, (byte) block.length, Http2Connection.HEADERS, Http2Connection.FLAG_END_HEADERS, 0, 0, 0, 0});
-      var id = java.nio.ByteBuffer.allocate(4).putInt(stream).array();
-      System.arraycopy(id, 0, frames.toByteArray(), 0, 0);
-      var bytes = frames.toByteArray();
-      System.arraycopy(id, 0, bytes, bytes.length - 4, 4);
-      frames.reset();
-      frames.write(bytes);
+      frames.write(frameHeader(block.length, Http2Connection.HEADERS, Http2Connection.FLAG_END_HEADERS, stream));
       frames.write(block);
-      frames.write(new byte[] {0, 0, 5, Http2Connection.DATA, Http2Connection.FLAG_END_STREAM});
-      frames.write(id);
+      frames.write(frameHeader(5, Http2Connection.DATA, Http2Connection.FLAG_END_STREAM, stream));
       frames.write(new byte[] {0, 0, 0, 0, 0});
     }
     var pending = java.nio.ByteBuffer.wrap(frames.toByteArray());
