@@ -265,7 +265,9 @@ class DevicePluginTest {
 
   @Test
   void aPodTheKubeletAdmitsBeforeTheAgentsCacheHasItStillGetsBindsChoice() throws Exception {
-    var agent = agent(Duration.ofSeconds(4));
+    // The agent waits for the pod's watch event at most this long; the wait ends when the event
+    // comes, so a bound generous for a loaded machine costs nothing when it is quick.
+    var agent = agent(Duration.ofSeconds(20));
     // GPUs 2 and 5 are not NVLinked (DGX-1): never the topology-best pair, only bind's choice.
     var pod = new PodBuilder().withNewMetadata().withNamespace("ml-team-a").withName("late-worker")
         .withAnnotations(Map.of("gpu-admission.io/gpu-indices", "2,5")).endMetadata()
