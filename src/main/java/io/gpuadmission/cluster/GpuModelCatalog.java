@@ -48,14 +48,24 @@ public record GpuModelCatalog(Map<String, Long> smallestMemoryMiB) {
     return smallestMemoryMiB.isEmpty();
   }
 
+  /** The memory per GPU (MiB) of {@code model}'s smallest node; empty when no node has the model. */
+  public java.util.OptionalLong memoryMiB(String model) {
+    var memory = smallestMemoryMiB.get(model);
+    return memory == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(memory);
+  }
+
+  /** Whether {@code memoryMiB} counts as at least {@code minimumMiB}, as {@link #modelsWithAtLeast} counts it. */
+  public static boolean atLeast(long memoryMiB, long minimumMiB, int tolerancePercent) {
+    return memoryMiB >= minimumMiB - minimumMiB * tolerancePercent / 100;
+  }
+
   /**
    * Models whose memory is at least {@code minimumMiB} less {@code tolerancePercent} percent (GPUs
    * report a little less than the size they are sold as), sorted by name.
    */
   public List<String> modelsWithAtLeast(long minimumMiB, int tolerancePercent) {
-    var threshold = minimumMiB - minimumMiB * tolerancePercent / 100;
     return smallestMemoryMiB.entrySet().stream()
-        .filter(e -> e.getValue() >= threshold)
+        .filter(e -> atLeast(e.getValue(), minimumMiB, tolerancePercent))
         .map(Map.Entry::getKey)
         .toList();
   }

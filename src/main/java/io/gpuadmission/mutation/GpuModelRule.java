@@ -7,10 +7,13 @@ import io.gpuadmission.pod.PodResources;
 import io.gpuadmission.pod.PodSelectors;
 import io.gpuadmission.policy.KubernetesNames;
 import java.util.List;
+import java.util.OptionalLong;
 
 /**
  * Pins a whole-GPU pod to a GPU model: the model it names in an annotation, else its namespace's
- * default; or, when it names a minimum GPU memory, to the models that have that much. The model
+ * default; or, when it names a minimum GPU memory, to the models that have that much. The pod's
+ * minimum is more specific than a namespace default: a default with less memory is not used. A
+ * minimum beside a pinned model is checked against it, in a warning. The model
  * label holds text such as {@code 12209MiB}, which {@code Gt} cannot compare, so the minimum
  * becomes an {@code In} list of models read from the node inventory.
  */
@@ -30,24 +33,85 @@ public final class GpuModelRule implements PodMutationRule {
       return;
     }
     var modelLabel = policy.nodeLabels().model();
-    var annotations = pod.getMetadata().getAnnotations();
-    var asked = annotations == null ? null : annotations.get(policy.gpuModel().modelAnnotation());
-    var model = asked != null ? asked : policy.gpuModel().namespaceDefaults().get(context.namespace());
-    if (PodSelectors.selectsByLabel(pod, modelLabel)) {
+    var asked = annotation(pod, policy.gpuModel().modelAnnotation());
+    var minimum = annotation(pod, policy.gpuModel().minMemoryAnnotation());
+    var namespaceDefault = policy.gpuModel().namespaceDefaults().get(context.namespace());
+    var selectsModel = PodSelectors.selectsByLabel(pod, modelLabel);
+    // The pod's own minimum is more specific than its namespace's default: a default known to
+    // have less memory gives way to the models that have the minimum.
+    if (asked == null && namespaceDefault != null && minimum != null) {
+      var memory = lackingMemory(normalise(namespaceDefault), minimum, context);
+      if (memory.isPresent()) {
+        if (!selectsModel) {
+          report.note("namespace " + context.namespace() + "'s default GPU model " + normalise(namespaceDefault) + " has "
+              + memory.getAsLong() + "MiB per GPU, less than the pod's min-gpu-memory " + minimum
+              + "; the models that have the minimum are selected instead");
+        }
+        namespaceDefault = null;
+      }
+    }
+    var model = asked != null ? asked : namespaceDefault;
+    if (selectsModel) {
       if (model != null) {
         keptUsersChoice(pod, modelLabel, model, asked != null ? "the pod asks for GPU model " + asked
             : "namespace " + context.namespace() + "'s default GPU model is " + model, report);
       }
       return;
     }
-    if (model != null) {
-      pin(pod, modelLabel, model, asked != null ? "asked by annotation" : "namespace default", report);
+    if (model != null && pin(pod, modelLabel, model, asked != null ? "asked by annotation" : "namespace default", report)) {
+      if (minimum != null) {
+        minimumAgainstPinned(normalise(model), asked != null, minimum, context, report);
+      }
       return;
     }
-    var minimum = annotations == null ? null : annotations.get(policy.gpuModel().minMemoryAnnotation());
     if (minimum != null) {
       restrictByMemory(pod, context, modelLabel, minimum, report);
     }
+  }
+
+  private static String annotation(Pod pod, String key) {
+    var annotations = pod.getMetadata().getAnnotations();
+    return annotations == null ? null : annotations.get(key);
+  }
+
+  /** {@code model}'s memory per GPU when it is known and less than {@code minimum}; else empty. */
+  private static OptionalLong lackingMemory(String model, String minimum, MutationContext context) {
+    var minimumMiB = GpuModelCatalog.minimumMiB(minimum);
+    var memory = context.models().memoryMiB(model);
+    if (minimumMiB.isEmpty() || memory.isEmpty()
+        || GpuModelCatalog.atLeast(memory.getAsLong(), minimumMiB.getAsLong(), context.policy().gpuModel().memoryTolerancePercent())) {
+      return OptionalLong.empty();
+    }
+    return memory;
+  }
+
+  /**
+   * The pod was pinned to a model and also names a minimum: says whether the model meets it, or
+   * why that could not be told. A model the pod itself names that lacks its minimum is a
+   * contradiction the user must resolve (feasibility refuses it at {@code /validate}).
+   */
+  private static void minimumAgainstPinned(String model, boolean named, String minimum, MutationContext context, MutationReport report) {
+    var minimumMiB = GpuModelCatalog.minimumMiB(minimum);
+    if (minimumMiB.isEmpty()) {
+      report.note("min-gpu-memory \"" + minimum + "\" is not a quantity such as 16Gi; ignored");
+      return;
+    }
+    var memory = context.models().memoryMiB(model);
+    if (memory.isEmpty()) {
+      report.note(context.models().isEmpty()
+          ? "no GPU nodes known yet; min-gpu-memory " + minimum + " not checked against GPU model " + model
+          : "no node has GPU model " + model + " now; min-gpu-memory " + minimum + " not checked against it");
+      return;
+    }
+    var tolerance = context.policy().gpuModel().memoryTolerancePercent();
+    if (GpuModelCatalog.atLeast(memory.getAsLong(), minimumMiB.getAsLong(), tolerance)) {
+      report.note("min-gpu-memory " + minimum + " is met by GPU model " + model + " (" + memory.getAsLong() + "MiB per GPU)");
+      return;
+    }
+    var enough = context.models().modelsWithAtLeast(minimumMiB.getAsLong(), tolerance);
+    report.note("GPU model " + model + ", which the pod names, has " + memory.getAsLong() + "MiB per GPU, less than its min-gpu-memory "
+        + minimum + "; " + (enough.isEmpty() ? "no GPU model in the cluster has that much: lower the minimum"
+            : "name a model that has it (" + String.join(", ", enough) + ") or lower the minimum"));
   }
 
   /**
@@ -71,14 +135,16 @@ public final class GpuModelRule implements PodMutationRule {
     }
   }
 
-  private static void pin(Pod pod, String modelLabel, String model, String why, MutationReport report) {
+  /** Pins the pod to {@code model} by nodeSelector; false (with a note) when it is no label value. */
+  private static boolean pin(Pod pod, String modelLabel, String model, String why, MutationReport report) {
     var value = normalise(model);
     if (value.isEmpty() || !KubernetesNames.isLabelValue(value)) {
       report.note("GPU model \"" + model + "\" is not a valid label value; the pod was not pinned to a model");
-      return;
+      return false;
     }
     PodSelectors.putNodeSelector(pod, modelLabel, value);
     report.changed(NAME, "nodeSelector " + modelLabel + "=" + value + " (" + why + ")");
+    return true;
   }
 
   private static void restrictByMemory(
@@ -102,7 +168,7 @@ public final class GpuModelRule implements PodMutationRule {
   }
 
   /** Node labels spell models with dashes: {@code Tesla V100-SXM2-16GB} is {@code Tesla-V100-SXM2-16GB}. */
-  static String normalise(String model) {
+  public static String normalise(String model) {
     return model.trim().replace(' ', '-');
   }
 

@@ -2,6 +2,7 @@ package io.gpuadmission.validation;
 
 import io.gpuadmission.cluster.GpuModelCatalog;
 import io.gpuadmission.cluster.GpuNode;
+import io.gpuadmission.mutation.GpuModelRule;
 import io.gpuadmission.pod.PodResources;
 import io.gpuadmission.pod.PodSelectors;
 import io.gpuadmission.policy.GpuPolicy;
@@ -159,8 +160,13 @@ public final class FeasibilityRule implements PodRule {
     }
     var sorted = selected.get().stream().sorted().toList();
     var memory = catalog.smallestMemoryMiB();
+    var named = namedModel(s).filter(sorted::equals).isPresent();
     String chosen;
-    if (sorted.size() == 1) {
+    if (named) {
+      // Two annotations of its own contradict each other: the mutation pinned the model it names.
+      chosen = "the GPU model it names (" + s.policy().gpuModel().modelAnnotation() + "), " + sorted.get(0) + ", has "
+          + memory.get(sorted.get(0)) + "MiB per GPU";
+    } else if (sorted.size() == 1) {
       chosen = "the GPU model it selects (" + label + "), " + sorted.get(0) + ", has " + memory.get(sorted.get(0)) + "MiB per GPU";
     } else {
       var each = sorted.stream().map(m -> m + " (" + memory.get(m) + "MiB per GPU)").toList();
@@ -170,9 +176,20 @@ public final class FeasibilityRule implements PodRule {
     var largest = catalog.largest().get();
     var fix = enough.isEmpty()
         ? "no GPU model in the cluster has that much (the most: " + largest.getKey() + ", " + largest.getValue() + "MiB); lower it or remove the annotation"
-        : "select a model that has it (" + String.join(", ", enough) + ") or lower the minimum";
+        : (named ? "name" : "select") + " a model that has it (" + String.join(", ", enough) + ") or lower the minimum";
     infeasible(s, result, "metadata.annotations." + annotation, s.prefix() + "asks " + annotation + " " + minimum + " but " + chosen + "; " + fix);
     return false;
+  }
+
+  /** The model the pod names in its model annotation, as a node label spells it, when it selects it by nodeSelector too. */
+  private static Optional<List<String>> namedModel(PodSubject s) {
+    var annotations = s.pod().getMetadata() == null ? null : s.pod().getMetadata().getAnnotations();
+    var named = annotations == null ? null : annotations.get(s.policy().gpuModel().modelAnnotation());
+    if (named == null) {
+      return Optional.empty();
+    }
+    var model = GpuModelRule.normalise(named);
+    return PodSelectors.nodeSelectorValue(s.pod(), s.policy().nodeLabels().model()).filter(model::equals).map(List::of);
   }
 
   /** The whole-GPU resources: the topology pool's ({@code aliyun.com/gpu}) and the others' ({@code nvidia.com/gpu}). */

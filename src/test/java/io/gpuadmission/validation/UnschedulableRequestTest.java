@@ -215,6 +215,50 @@ class UnschedulableRequestTest {
             + " policy feasibility.onInfeasible is warn: it stays Pending until a node can take it)");
   }
 
+  /** The 16Gi fixture pod naming {@code model} in its annotation, as /mutate passes it on: pinned to that model by nodeSelector. */
+  private static ValidationResult namedModelWithMinimum(String model, GpuPolicy policy) {
+    var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("validation/pod-min-gpu-memory-32gi.yaml")), Pod.class);
+    pod.getMetadata().getAnnotations().put("gpu-admission.io/min-gpu-memory", "16Gi");
+    pod.getMetadata().getAnnotations().put("gpu-admission.io/gpu-model", model);
+    pod.getSpec().setNodeSelector(Map.of("aliyun.accelerator/nvidia_name", model));
+    return new PodValidator(new RecentAdmissions(0, System::nanoTime))
+        .validate(new PodSubject(pod, "default", policy, cluster(policy), "pod"), false);
+  }
+
+  private static final String NAMED_MODEL_LACKS_MINIMUM =
+      "asks gpu-admission.io/min-gpu-memory 16Gi but the GPU model it names (gpu-admission.io/gpu-model), Tesla-M40, has 12209MiB"
+          + " per GPU; name a model that has it (Tesla-V100-SXM2-16GB) or lower the minimum";
+
+  @Test
+  void refusesAMinimumGpuMemoryTheModelThePodNamesLacks() {
+    assertThat(namedModelWithMinimum("Tesla-M40", PolicyParser.builtInDefault()).violations())
+        .containsExactly(new Violation("feasibility", "metadata.annotations.gpu-admission.io/min-gpu-memory", NAMED_MODEL_LACKS_MINIMUM));
+
+    var warned = namedModelWithMinimum("Tesla-M40", policy("feasibility:\n  onInfeasible: warn\n"));
+    assertThat(warned.violations()).isEmpty();
+    assertThat(warned.warnings()).containsExactly("gpu-admission: " + NAMED_MODEL_LACKS_MINIMUM
+        + " (admitted as policy feasibility.onInfeasible is warn: it stays Pending until a node can take it)");
+
+    assertThat(namedModelWithMinimum("Tesla-V100-SXM2-16GB", PolicyParser.builtInDefault()).violations())
+        .extracting(Violation::path).doesNotContain("metadata.annotations.gpu-admission.io/min-gpu-memory");
+  }
+
+  @Test
+  void aNamespaceDefaultWithLessMemoryGivesWayToThePodsMinimumAtApply() {
+    var policy = policy("gpuModel:\n  namespaceDefaults:\n    default: Tesla-M40\n");
+    var deployment = Fixtures.yamlTree(Fixtures.path("workloads/deployment-min-gpu-memory-16gi.yaml"));
+    var cluster = cluster(policy);
+    var models = GpuModelCatalog.of(cluster.nodes());
+
+    var result = workloads.validate(WorkloadKind.DEPLOYMENT, deployment, "default", policy, cluster, models);
+
+    assertThat(result.violations()).extracting(Violation::path).doesNotContain("metadata.annotations.gpu-admission.io/min-gpu-memory");
+    assertThat(result.warnings()).startsWith(
+        "gpu-admission: pods will get: namespace default's default GPU model Tesla-M40 has 12209MiB per GPU, less than the pod's"
+            + " min-gpu-memory 16Gi; the models that have the minimum are selected instead",
+        "gpu-admission: pods will get: node affinity aliyun.accelerator/nvidia_name In Tesla-V100-SXM2-16GB (at least 16Gi per GPU)");
+  }
+
   /** A pod asking one nvidia.com/gpu of model {@code model} by nodeSelector. */
   private static ValidationResult modelPod(String model, GpuPolicy policy) {
     var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("validation/pod-min-gpu-memory-32gi.yaml")), Pod.class);
