@@ -20,7 +20,8 @@ import java.util.TreeSet;
  * pool offers (the pool a resource targets: nodes whose allocatable lists it, or whose pool label
  * serves it where allocatable does not say), more GPU memory than one GPU of the pool has (gpushare
  * places a pod on one GPU), a GPU model no node has, a minimum GPU memory no model has, or a share
- * placement ({@code ack.node.gpu.placement}) no node of the pool carries. The pod's ask is its
+ * placement ({@code ack.node.gpu.placement}) no node of the pool carries. A model asked by
+ * required node affinity is judged as a nodeSelector's ({@link ModelAffinityCheck}). The pod's ask is its
  * effective request (init containers included). Policy {@code feasibility.onInfeasible:
  * warn} admits such pods with the same words as a warning. Without known GPU nodes, or none in the
  * pod's pool (an autoscaled pool at zero), it cannot tell, and only warns.
@@ -61,6 +62,10 @@ public final class FeasibilityRule implements PodRule {
           "spec.nodeSelector." + policy.nodeLabels().model(),
           s.prefix() + "asks GPU model \"" + model.get() + "\" but no node has it (known models: " + models(gpuNodes)
               + "); use one of those, or, if its node pool scales from zero, list it in policy feasibility.scaleFromZeroModels");
+      return;
+    }
+    var asksGpus = whole.signum() > 0 || share.signum() > 0;
+    if (asksGpus && !ModelAffinityCheck.fits(s, result, gpuNodes)) {
       return;
     }
     if (whole.signum() > 0 && !minimumMemoryFits(s, result, gpuNodes)) {
@@ -272,7 +277,7 @@ public final class FeasibilityRule implements PodRule {
   }
 
   /** A refusal, or under policy {@code feasibility.onInfeasible: warn} the same words as a warning. */
-  private static void infeasible(PodSubject s, ValidationResult result, String path, String message) {
+  static void infeasible(PodSubject s, ValidationResult result, String path, String message) {
     if (s.policy().feasibility().onInfeasible() == OnInfeasible.WARN) {
       result.warn(
           "gpu-admission: " + message + " (admitted as policy feasibility.onInfeasible is warn: it stays Pending until a node can take it)");
