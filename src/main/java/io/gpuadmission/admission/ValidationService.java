@@ -1,6 +1,8 @@
 package io.gpuadmission.admission;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.gpuadmission.admission.AdmissionMetrics.Outcome;
 import io.gpuadmission.cluster.GpuModelCatalog;
@@ -17,6 +19,7 @@ import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.policy.PolicyStore;
 import io.gpuadmission.validation.ClusterView;
 import io.gpuadmission.validation.PodSubject;
+import io.gpuadmission.validation.PodTemplate;
 import io.gpuadmission.validation.PodValidator;
 import io.gpuadmission.validation.PolicyPlacementCheck;
 import io.gpuadmission.validation.RecentAdmissions;
@@ -146,6 +149,7 @@ public class ValidationService {
           if (malformed.isPresent()) {
             return malformed(review, malformed.get(), start);
           }
+          requireFieldTypes(review, template);
         }
         result =
             workloads.validate(kind.get(), review.object(), review.oldObject(), review.namespace(), policy, cluster, models.get());
@@ -234,6 +238,19 @@ public class ValidationService {
       metrics.record(ENDPOINT, Outcome.DENIED, start);
       return Responses.deny(
           review.uid(), "Invalid", "ConfigMap \"" + review.objectName() + "\": " + policyConfig.key() + " is not a valid policy: " + e.getMessage(), List.of());
+    }
+  }
+
+  /**
+   * A template field of the wrong JSON type ({@code hostPID: "maybe"}) makes the review malformed,
+   * as it does for a Pod sent alone: a 400 naming the field from the object's root ({@code
+   * spec.template.spec.hostPID}), not the failure mode's "could not judge".
+   */
+  private static void requireFieldTypes(DecodedReview review, PodTemplate template) {
+    try {
+      KubernetesJson.mapper().treeToValue(template.template(), PodTemplateSpec.class);
+    } catch (JsonProcessingException e) {
+      throw new MalformedObjectException(subject(review) + JsonProblem.describe(e, "a PodTemplateSpec object", template.path(), false));
     }
   }
 

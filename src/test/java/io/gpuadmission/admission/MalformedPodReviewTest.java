@@ -187,6 +187,32 @@ class MalformedPodReviewTest {
     assertThat(status.path("message").asText()).isEqualTo("Pod \"pytorch-dist-nccl-worker-0\": " + problem);
   }
 
+  /**
+   * The same inside a workload's pod template, for every kind /validate judges: a 400 naming the
+   * field from the object's root, never the failure mode's "could not judge".
+   */
+  @ParameterizedTest(name = "{0} {1}")
+  @CsvSource(delimiter = '|', value = {
+    "deployment-share-notebook.yaml        | /spec/template/spec/hostIPC                                      | \"yes\" | Deployment \"notebook\": spec.template.spec.hostIPC: expected true or false, got the string \"yes\"",
+    "statefulset-topology-replica-mismatch.yaml | /spec/template/spec/containers                          | [3]     | StatefulSet \"llm-train\": spec.template.spec.containers[0]: expected a Container object, got the number 3",
+    "job-topology-completions.yaml         | /spec/template/spec/containers/0/resources/limits                | []      | Job \"eval-sweep\": spec.template.spec.containers[0].resources.limits: expected an object, got an array",
+    "pytorchjob-consistent.yaml            | /spec/pytorchReplicaSpecs/Worker/template/spec/hostNetwork       | \"on\"  | PyTorchJob \"pytorch-dist-nccl\": spec.pytorchReplicaSpecs.Worker.template.spec.hostNetwork: expected true or false, got the string \"on\"",
+    "tfjob-ps-without-gpu.yaml             | /spec/tfReplicaSpecs/Worker/template/spec/containers             | [3]     | TFJob \"tf-ps-resnet\": spec.tfReplicaSpecs.Worker.template.spec.containers[0]: expected a Container object, got the number 3",
+    "mpijob-launcher-as-worker.yaml        | /spec/mpiReplicaSpecs/Launcher/template/metadata/labels          | []      | MPIJob \"horovod-bert\": spec.mpiReplicaSpecs.Launcher.template.metadata.labels: expected an object, got an array",
+  })
+  void aTemplateFieldOfTheWrongTypeIsA400NamingTheFieldFromTheRoot(String fixture, String pointer, String value, String message)
+      throws IOException {
+    var object = Fixtures.yamlTree(Fixtures.path("workloads/" + fixture)).deepCopy();
+    var at = JsonPointer.compile(pointer);
+    ((ObjectNode) object.at(at.head())).set(at.last().getMatchingProperty(), KubernetesJson.mapper().readTree(value));
+
+    var body = given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON)
+        .body(io.gpuadmission.support.Reviews.create("template-field-type", object)).post("/validate").then().statusCode(400).extract().asString();
+
+    assertThat(body).isEqualTo("{\"apiVersion\":\"v1\",\"kind\":\"Status\",\"code\":400,\"message\":"
+        + KubernetesJson.mapper().writeValueAsString(message) + ",\"reason\":\"BadRequest\",\"status\":\"Failure\"}");
+  }
+
   /** The review fixtures of pods with a field of the wrong type: each endpoint's whole 400 answer. */
   @ParameterizedTest(name = "{0} {1}")
   @CsvSource({"mutate, pod-gpu-malformed-field", "validate, pod-gpu-malformed-field", "mutate, pod-cpu-malformed-field",

@@ -25,7 +25,7 @@ class UnjudgedLogTest {
   void logsOneWarnLineWithUidAndReasonAndNoTracePerUnjudgeablePod() {
     // A uid of its own: other tests in this application send the same fixture, already logged.
     var uid = "unjudged-" + System.nanoTime();
-    // A workload whose template the rules cannot read (a field of the wrong type): /validate judges
+    // A workload whose template the rules cannot read (a quantity that is no number): /validate judges
     // workloads, /mutate leaves them alone.
     var review = Fixtures.text(Fixtures.path("reviews/deployment-gpu-unjudgeable.json")).replace("0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d50", uid);
     try (var log = LogCapture.of("io.gpuadmission.admission.UnjudgedLog", false)) {
@@ -39,8 +39,7 @@ class UnjudgedLogTest {
         assertThat(record.getLevel()).isEqualTo(org.jboss.logmanager.Level.WARN);
         assertThat(record.getThrown()).isNull();
       });
-      var reason = "IllegalArgumentException: Cannot deserialize value of type `java.lang.Boolean` from String \"maybe\":"
-          + " only \"true\" or \"false\" recognized";
+      var reason = "NumberFormatException: Character l is neither a decimal digit number";
       assertThat(log.records()).extracting(LogCapture::text).satisfiesExactly(
           validate -> assertThat(validate).startsWith(
               "validate: could not judge Deployment default/broken-gpu-deployment (uid " + uid + "): " + reason));
