@@ -60,7 +60,7 @@ public final class GpuModelRule implements PodMutationRule {
     }
     if (model != null && pin(pod, modelLabel, model, asked != null ? "asked by annotation" : "namespace default", report)) {
       if (minimum != null) {
-        minimumAgainstPinned(normalise(model), asked != null, minimum, context, report);
+        minimumAgainstPinned(normalise(model), minimum, context, report);
       }
       return;
     }
@@ -88,9 +88,10 @@ public final class GpuModelRule implements PodMutationRule {
   /**
    * The pod was pinned to a model and also names a minimum: says whether the model meets it, or
    * why that could not be told. A model the pod itself names that lacks its minimum is a
-   * contradiction the user must resolve (feasibility refuses it at {@code /validate}).
+   * contradiction the user must resolve (feasibility refuses it at {@code /validate}); a namespace
+   * default that lacks it never gets here (see {@link #apply}).
    */
-  private static void minimumAgainstPinned(String model, boolean named, String minimum, MutationContext context, MutationReport report) {
+  private static void minimumAgainstPinned(String model, String minimum, MutationContext context, MutationReport report) {
     var minimumMiB = GpuModelCatalog.minimumMiB(minimum);
     if (minimumMiB.isEmpty()) {
       report.note("min-gpu-memory \"" + minimum + "\" is not a quantity such as 16Gi; ignored");

@@ -102,7 +102,7 @@ class AdmissionFuzzTest {
       statuses.merge(response.statusCode(), 1, Integer::sum);
       var expected = AnswerCheck.expected(fuzzCase.body());
       try {
-        if (expected == null || (response.statusCode() == 400 && AnswerCheck.malformedPod(expected))) {
+        if (expected == null || (response.statusCode() == 400 && AnswerCheck.malformedObject(expected))) {
           assertThat(response.statusCode()).isEqualTo(400);
           JsonNode status = AnswerCheck.read(response.asByteArray());
           assertThat(status.path("code").asInt()).isEqualTo(400);

@@ -1,6 +1,8 @@
 package io.gpuadmission.fuzz;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fabric8.kubernetes.api.model.PodTemplateSpec;
 import io.fabric8.kubernetes.api.model.admission.v1.AdmissionResponse;
 import io.fabric8.zjsonpatch.JsonPatch;
 import io.gpuadmission.admission.DecodedReview;
@@ -8,6 +10,7 @@ import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.admission.MalformedObjectException;
 import io.gpuadmission.admission.MalformedReviewException;
 import io.gpuadmission.admission.ReviewCodec;
+import io.gpuadmission.validation.WorkloadKind;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -37,22 +40,45 @@ final class AnswerCheck {
     try {
       answer = service.apply(decoded);
     } catch (MalformedObjectException e) {
-      require(malformedPod(decoded), "a 400 for an object that maps to its type: " + e.getMessage());
+      require(malformedObject(decoded), "a 400 for an object that maps to its type: " + e.getMessage());
       require(e.getMessage() != null && !e.getMessage().isBlank(), "400 without a reason");
       return "400";
     }
     return answer200(ReviewCodec.encode(answer), decoded);
   }
 
-  /** Whether the review's object is a Pod whose fields have the wrong types (which the endpoints answer with a 400). */
-  static boolean malformedPod(DecodedReview decoded) {
-    if (!decoded.hasObject() || !decoded.isCoreKind("Pod")) {
+  /**
+   * Whether the review's object is a Pod, or a workload with a pod template, whose fields have the
+   * wrong types (which the endpoints answer with a 400).
+   */
+  static boolean malformedObject(DecodedReview decoded) {
+    if (!decoded.hasObject()) {
       return false;
+    }
+    if (!decoded.isCoreKind("Pod")) {
+      return malformedTemplate(decoded);
     }
     try {
       decoded.pod();
       return false;
     } catch (MalformedObjectException e) {
+      return true;
+    } catch (RuntimeException other) {
+      return false;
+    }
+  }
+
+  private static boolean malformedTemplate(DecodedReview decoded) {
+    var kind = WorkloadKind.of(decoded.group(), decoded.kind());
+    if (kind.isEmpty()) {
+      return false;
+    }
+    try {
+      for (var template : kind.get().templates(decoded.object())) {
+        KubernetesJson.mapper().treeToValue(template.template(), PodTemplateSpec.class);
+      }
+      return false;
+    } catch (JsonProcessingException e) {
       return true;
     } catch (RuntimeException other) {
       return false;
