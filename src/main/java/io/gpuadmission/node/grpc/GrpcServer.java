@@ -53,17 +53,22 @@ public final class GrpcServer implements Closeable {
    * @param idleTimeout how long a connection may stay with no stream open before the server ends
    *     it with a GOAWAY (grpc-go's MaxConnectionIdle); a connection with an open stream, however
    *     quiet, is never idle
+   * @param stalledWriteTimeout how long a write to the client may wait (the client does not read)
+   *     before the connection is closed; checked every half of it
    */
-  public record Limits(int maxConnections, Duration prefaceTimeout, Duration idleTimeout) {
+  public record Limits(int maxConnections, Duration prefaceTimeout, Duration idleTimeout, Duration stalledWriteTimeout) {
     /**
      * The kubelet opens one connection to a plugin (two for a moment when it restarts): eight
      * leaves room and bounds the threads to sixteen (~1.6 MiB). Its grpc-go client writes its
      * preface as soon as it has connected, and its device manager gives up a dial after 10 s
      * anyway; grpc-go's own server allows 120 s, made for networks, not a local socket. Five
      * minutes of no stream is no kubelet's (its ListAndWatch is always open); a client that made
-     * a call and went quiet reconnects at its next, as gRPC does after a GOAWAY.
+     * a call and went quiet reconnects at its next, as gRPC does after a GOAWAY. A write is held
+     * only by a client that does not read (grpc-go reads all the time, whatever its application
+     * does): 30 s of that is a kubelet that is stopped, and without the limit a client that never
+     * reads would hold its connection, and its place under the cap, for good.
      */
-    public static final Limits DEFAULT = new Limits(8, Duration.ofSeconds(10), Duration.ofMinutes(5));
+    public static final Limits DEFAULT = new Limits(8, Duration.ofSeconds(10), Duration.ofMinutes(5), Duration.ofSeconds(30));
   }
 
   /**
@@ -255,7 +260,7 @@ public final class GrpcServer implements Closeable {
         h2.startAsServer(MAX_STREAMS);
         started = true;
         deadline.cancel(false);
-        deadline = GrpcTimer.after(limits.idleTimeout(), this::checkIdle);
+        checkAgainIn(limits.idleTimeout());
         h2.readFrames(this, () -> closed);
       } catch (IOException e) {
         if (!closed) {
@@ -285,11 +290,18 @@ public final class GrpcServer implements Closeable {
     }
 
     /**
-     * On the timer: a connection with no stream open for the idle limit is ended as grpc-go's
-     * MaxConnectionIdle ends it, with a GOAWAY that tells the client which streams were taken, and
-     * closed after a grace if the client does not close it first. Else the next check is set.
+     * On the timer: a connection whose write has waited for the client to read longer than the
+     * limit is closed (the writing call then fails and is cancelled). One with no stream open for
+     * the idle limit is ended as grpc-go's MaxConnectionIdle ends it, with a GOAWAY that tells the
+     * client which streams were taken, and closed after a grace if the client does not close it
+     * first. Else the next check is set.
      */
-    private void checkIdle() {
+    private void check() {
+      if (h2.stalledWriteNanos() > limits.stalledWriteTimeout().toNanos()) {
+        LOG.warnf("%s: the client has not read for %d ms: connection closed", name, limits.stalledWriteTimeout().toMillis());
+        h2.close();
+        return;
+      }
       Duration next = null;
       int last;
       synchronized (this) {
@@ -307,7 +319,7 @@ public final class GrpcServer implements Closeable {
         last = lastStream;
       }
       if (next != null) {
-        deadline = GrpcTimer.after(next, this::checkIdle);
+        checkAgainIn(next);
         return;
       }
       LOG.debugf("%s: no call open for %d ms: connection ended", name, limits.idleTimeout().toMillis());
@@ -319,6 +331,12 @@ public final class GrpcServer implements Closeable {
       } catch (RejectedExecutionException over) {
         h2.close();
       }
+    }
+
+    /** The next check: when the connection may have become idle, or sooner to see a stalled write. */
+    private void checkAgainIn(Duration untilIdle) {
+      var stallCheck = limits.stalledWriteTimeout().dividedBy(2);
+      deadline = GrpcTimer.after(untilIdle.compareTo(stallCheck) < 0 ? untilIdle : stallCheck, this::check);
     }
 
     @Override

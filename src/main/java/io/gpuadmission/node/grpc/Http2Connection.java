@@ -97,6 +97,8 @@ final class Http2Connection implements Closeable {
   private long connectionWindow = DEFAULT_WINDOW;
   private final Map<Integer, long[]> streamWindows = new HashMap<>();
   private volatile boolean closed;
+  // When the write under way began (System.nanoTime(), never 0), 0 when none is.
+  private volatile long writingSince;
 
   Http2Connection(SocketChannel channel) {
     this.channel = channel;
@@ -519,9 +521,23 @@ final class Http2Connection implements Closeable {
   }
 
   private void write(ByteBuffer bytes) throws IOException {
-    while (bytes.hasRemaining()) {
-      channel.write(bytes);
+    writingSince = System.nanoTime() | 1;
+    try {
+      while (bytes.hasRemaining()) {
+        channel.write(bytes);
+      }
+    } finally {
+      writingSince = 0;
     }
+  }
+
+  /**
+   * How long the write under way has waited, 0 if none is: a frame is written at once unless the
+   * socket's buffers are full, so this grows only while the peer does not read.
+   */
+  long stalledWriteNanos() {
+    long since = writingSince;
+    return since == 0 ? 0 : System.nanoTime() - since;
   }
 
   @Override

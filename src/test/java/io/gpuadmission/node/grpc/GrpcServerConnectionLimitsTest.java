@@ -37,6 +37,7 @@ class GrpcServerConnectionLimitsTest {
 
   @TempDir Path dir;
   private final List<GrpcServer.Stream> watches = new CopyOnWriteArrayList<>();
+  private final java.util.concurrent.atomic.AtomicInteger cancels = new java.util.concurrent.atomic.AtomicInteger();
   private final List<AutoCloseable> closing = new ArrayList<>();
   private final EpollEventLoopGroup loop = new EpollEventLoopGroup(1);
 
@@ -52,6 +53,7 @@ class GrpcServerConnectionLimitsTest {
     var socket = dir.resolve("plugin.sock");
     var server = GrpcServer.start(socket, "limits-test", limits, Map.of(OPTIONS, request -> "options".getBytes()),
         Map.of(WATCH, (request, stream) -> {
+          stream.onCancel(cancels::incrementAndGet);
           watches.add(stream);
           stream.send(ListAndWatchResponse.getDefaultInstance().toByteArray());
         }));
@@ -70,7 +72,7 @@ class GrpcServerConnectionLimitsTest {
 
   @Test
   void aConnectionThatDoesNotStartHttp2InTimeIsClosed() throws Exception {
-    var socket = serve(new GrpcServer.Limits(8, Duration.ofMillis(300), Duration.ofMinutes(5)));
+    var socket = serve(new GrpcServer.Limits(8, Duration.ofMillis(300), Duration.ofMinutes(5), Duration.ofSeconds(30)));
 
     var silent = raw(RawHttp2Client.connect(socket));
     var prefaceOnly = raw(RawHttp2Client.connect(socket));
@@ -97,7 +99,7 @@ class GrpcServerConnectionLimitsTest {
 
   @Test
   void connectionsBeyondTheCapAreRefusedUntilOneCloses() throws Exception {
-    var socket = serve(new GrpcServer.Limits(2, Duration.ofSeconds(10), Duration.ofMinutes(5)));
+    var socket = serve(new GrpcServer.Limits(2, Duration.ofSeconds(10), Duration.ofMinutes(5), Duration.ofSeconds(30)));
     var first = raw(RawHttp2Client.start(socket));
     var second = raw(RawHttp2Client.start(socket));
     assertThat(first.next(WITHIN)).matches(GrpcServerConnectionLimitsTest::isServerSettings);
@@ -121,7 +123,7 @@ class GrpcServerConnectionLimitsTest {
 
   @Test
   void aConnectionWithNoStreamIsClosedOnceIdleForTheLimit() throws Exception {
-    var socket = serve(new GrpcServer.Limits(8, Duration.ofSeconds(10), Duration.ofMillis(300)));
+    var socket = serve(new GrpcServer.Limits(8, Duration.ofSeconds(10), Duration.ofMillis(300), Duration.ofSeconds(30)));
     var client = raw(RawHttp2Client.start(socket));
     client.headers(1, OPTIONS, false);
     client.message(1, new byte[0], true);
@@ -142,7 +144,7 @@ class GrpcServerConnectionLimitsTest {
 
   @Test
   void aListAndWatchIdleLongerThanTheIdleLimitStaysOpenAndGetsItsNextUpdate() throws Exception {
-    var socket = serve(new GrpcServer.Limits(8, Duration.ofSeconds(10), Duration.ofMillis(300)));
+    var socket = serve(new GrpcServer.Limits(8, Duration.ofSeconds(10), Duration.ofMillis(300), Duration.ofSeconds(30)));
     ManagedChannel channel = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket.toString())).eventLoopGroup(loop)
         .channelType(EpollDomainSocketChannel.class).usePlaintext().overrideAuthority("localhost").build();
     closing.add(channel::shutdownNow);
@@ -178,5 +180,33 @@ class GrpcServerConnectionLimitsTest {
     await().atMost(WITHIN).until(() -> received.size() == 2);
     assertThat(received.get(1)).isEqualTo(update);
     assertThat(ended).isEmpty();
+  }
+
+  @Test
+  void aConnectionWhoseClientStopsReadingIsClosedOnceAWriteMakesNoProgressForTheLimit() throws Exception {
+    var socket = serve(new GrpcServer.Limits(8, Duration.ofSeconds(10), Duration.ofMinutes(5), Duration.ofMillis(500)));
+    // Windows as large as HTTP/2 allows: only the socket's buffers, full, hold the server's writes.
+    var client = raw(RawHttp2Client.startWithoutReading(socket));
+    client.setting(Http2Connection.SETTINGS_INITIAL_WINDOW_SIZE, Integer.MAX_VALUE);
+    client.windowUpdate(0, Integer.MAX_VALUE - 65_535);
+    client.headers(1, WATCH, false);
+    client.message(1, new byte[0], true);
+    await().atMost(WITHIN).until(() -> watches.size() == 1);
+
+    var chunk = new byte[64 << 10];
+    var sent = new java.util.concurrent.atomic.AtomicInteger();
+    var sender = Thread.ofVirtual().start(() -> {
+      while (sent.get() < 1000 && watches.getFirst().send(chunk)) {
+        sent.incrementAndGet();
+      }
+    });
+
+    await().atMost(WITHIN).until(() -> !sender.isAlive());
+    assertThat(sent.get()).as("64 KiB messages sent before the buffers filled").isLessThan(1000);
+    assertThat(cancels.get()).isEqualTo(1);
+    // The cap's place is free again.
+    try (var next = RawHttp2Client.start(socket)) {
+      assertThat(next.next(WITHIN)).matches(GrpcServerConnectionLimitsTest::isServerSettings);
+    }
   }
 }

@@ -38,23 +38,38 @@ final class RawHttp2Client implements AutoCloseable {
   private final SocketChannel channel;
   private final BlockingQueue<Frame> frames = new LinkedBlockingQueue<>();
 
-  private RawHttp2Client(SocketChannel channel) {
+  private RawHttp2Client(SocketChannel channel, boolean reading) {
     this.channel = channel;
-    var reader = new Thread(this::read, "raw-http2-reader");
-    reader.setDaemon(true);
-    reader.start();
+    if (reading) {
+      var reader = new Thread(this::read, "raw-http2-reader");
+      reader.setDaemon(true);
+      reader.start();
+    }
   }
 
   /** Connects and sends nothing. */
   static RawHttp2Client connect(Path socket) throws IOException {
+    return connect(socket, true);
+  }
+
+  private static RawHttp2Client connect(Path socket, boolean reading) throws IOException {
     var channel = SocketChannel.open(StandardProtocolFamily.UNIX);
     channel.connect(UnixDomainSocketAddress.of(socket));
-    return new RawHttp2Client(channel);
+    return new RawHttp2Client(channel, reading);
   }
 
   /** Connects and sends the client preface and an empty SETTINGS. */
   static RawHttp2Client start(Path socket) throws IOException {
-    var client = connect(socket);
+    return start(socket, true);
+  }
+
+  /** As {@link #start(Path)}, and never reads what the server sends. */
+  static RawHttp2Client startWithoutReading(Path socket) throws IOException {
+    return start(socket, false);
+  }
+
+  private static RawHttp2Client start(Path socket, boolean reading) throws IOException {
+    var client = connect(socket, reading);
     client.write(Http2Connection.PREFACE);
     client.frame(Http2Connection.SETTINGS, 0, 0, new byte[0]);
     return client;
