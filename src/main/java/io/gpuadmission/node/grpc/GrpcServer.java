@@ -249,6 +249,9 @@ public final class GrpcServer implements Closeable {
     private boolean draining;
     private boolean ended;
     private long heldRequestBytes;
+    // Calls handed to the calls thread and not started: a call the client resets leaves `open` at
+    // once but stays queued, so a client resetting calls as fast as it opens them is bounded here.
+    private final java.util.concurrent.atomic.AtomicInteger queued = new java.util.concurrent.atomic.AtomicInteger();
 
     Connection(Http2Connection h2) {
       this.h2 = h2;
@@ -353,7 +356,7 @@ public final class GrpcServer implements Closeable {
             return;
           }
           lastStream = stream;
-          if (open.size() < MAX_STREAMS) {
+          if (open.size() < MAX_STREAMS && queued.get() < MAX_STREAMS) {
             call = new Call(this, stream, headers.getOrDefault(":path", ""));
             open.put(stream, call);
           }
@@ -438,8 +441,10 @@ public final class GrpcServer implements Closeable {
     }
 
     private void dispatch(Call call) {
+      queued.incrementAndGet();
       try {
         calls.execute(() -> {
+          queued.decrementAndGet();
           CALLS.set(calls);
           try {
             call.run();
@@ -448,6 +453,7 @@ public final class GrpcServer implements Closeable {
           }
         });
       } catch (RejectedExecutionException stopping) {
+        queued.decrementAndGet();
         call.cancelled();
       }
     }
@@ -476,6 +482,12 @@ public final class GrpcServer implements Closeable {
     }
 
     void run() {
+      synchronized (this) {
+        if (over) {
+          // Reset by the client (or its connection gone) before it started: nobody wants its answer.
+          return;
+        }
+      }
       var unaryMethod = unary.get(path);
       var streamingMethod = streaming.get(path);
       if (unaryMethod == null && streamingMethod == null) {

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 class GrpcServerStreamRulesTest {
   private static final String WATCH = "/v1beta1.DevicePlugin/ListAndWatch";
   private static final String OPTIONS = "/v1beta1.DevicePlugin/GetDevicePluginOptions";
+  private static final String HOLD = "/test.Calls/Hold";
   private static final Duration WITHIN = Duration.ofSeconds(10);
   private static final int STREAM_CLOSED = 0x5;
   private static final int REFUSED_STREAM = 0x7;
@@ -34,11 +35,25 @@ class GrpcServerStreamRulesTest {
   private GrpcServer server;
   private final List<GrpcServer.Stream> watches = new CopyOnWriteArrayList<>();
   private final AtomicInteger cancels = new AtomicInteger();
+  private final AtomicInteger optionsRuns = new AtomicInteger();
+  private final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+  private final java.util.concurrent.atomic.AtomicBoolean holding = new java.util.concurrent.atomic.AtomicBoolean();
   private final List<AutoCloseable> closing = new ArrayList<>();
 
   @BeforeEach
   void serve() throws Exception {
-    server = GrpcServer.start(dir.resolve("plugin.sock"), "rules-test", Map.of(OPTIONS, request -> "options".getBytes()),
+    server = GrpcServer.start(dir.resolve("plugin.sock"), "rules-test", Map.of(OPTIONS, request -> {
+          optionsRuns.incrementAndGet();
+          return "options".getBytes();
+        }, HOLD, request -> {
+          holding.set(true);
+          try {
+            release.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          return new byte[0];
+        }),
         Map.of(WATCH, (request, stream) -> {
           stream.onCancel(cancels::incrementAndGet);
           watches.add(stream);
@@ -48,6 +63,7 @@ class GrpcServerStreamRulesTest {
 
   @AfterEach
   void close() throws Exception {
+    release.countDown();
     for (var c : closing.reversed()) {
       c.close();
     }
@@ -200,5 +216,38 @@ class GrpcServerStreamRulesTest {
         (name, value, sensitive) -> decoded.put(new String(name), new String(value)));
     assertThat(decoded).containsEntry("grpc-status", "8")
         .containsEntry("grpc-message", "requests of more than " + GrpcServer.MAX_REQUEST + " bytes in all on one connection");
+  }
+
+  @Test
+  void callsResetBeforeTheyRunAreNotRunAndCannotQueueWithoutBound() throws Exception {
+    var client = client();
+    // The connection's calls thread busy with one call; then calls opened and reset at once.
+    client.headers(1, HOLD, false);
+    client.message(1, new byte[0], true);
+    await().atMost(WITHIN).until(holding::get);
+    int resets = 3 * GrpcServer.MAX_STREAMS;
+    for (int i = 0; i < resets; i++) {
+      int stream = 3 + 2 * i;
+      client.headers(stream, OPTIONS, false);
+      client.message(stream, new byte[0], true);
+      client.frame(Http2Connection.RST_STREAM, 0, stream, ByteBuffer.allocate(4).putInt(0x8).array());
+    }
+    var frames = client.sync(WITHIN);
+
+    // The first MAX_STREAMS queue behind the held call; those after are refused, not queued.
+    assertThat(frames.stream().filter(f -> isReset(f, f.stream(), REFUSED_STREAM)).map(Frame::stream))
+        .containsExactlyElementsOf(java.util.stream.IntStream.range(GrpcServer.MAX_STREAMS, resets).mapToObj(i -> 3 + 2 * i).toList());
+    release.countDown();
+    // Once the calls thread has gone through its queue (each reset call skipped), a call is taken again.
+    var next = new AtomicInteger(3 + 2 * resets);
+    await().atMost(WITHIN).until(() -> {
+      int stream = next.getAndAdd(2);
+      client.headers(stream, OPTIONS, false);
+      client.message(stream, new byte[0], true);
+      var answer = client.until(f -> f.stream() == stream && (f.type() == Http2Connection.DATA || f.type() == Http2Connection.RST_STREAM),
+          WITHIN, new ArrayList<>());
+      return answer.type() == Http2Connection.DATA;
+    });
+    assertThat(optionsRuns.get()).as("calls run (the reset ones were not)").isEqualTo(1);
   }
 }
