@@ -7,6 +7,7 @@ import io.gpuadmission.node.deviceplugin.v1beta1.DevicePluginGrpc;
 import io.gpuadmission.node.deviceplugin.v1beta1.Empty;
 import io.gpuadmission.node.deviceplugin.v1beta1.ListAndWatchResponse;
 import io.gpuadmission.node.grpc.RawHttp2Client.Frame;
+import io.gpuadmission.support.LogCapture;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;
@@ -105,9 +106,13 @@ class GrpcServerConnectionLimitsTest {
     assertThat(first.next(WITHIN)).matches(GrpcServerConnectionLimitsTest::isServerSettings);
     assertThat(second.next(WITHIN)).matches(GrpcServerConnectionLimitsTest::isServerSettings);
 
+    var log = LogCapture.of(GrpcServer.class, true);
+    closing.add(log);
     // Connecting succeeds (the kernel completes it), then the server closes it at once.
-    var third = raw(RawHttp2Client.connect(socket));
-    assertThat(third.next(WITHIN)).as("the third connection's first frame").isEqualTo(Frame.END);
+    for (int i = 0; i < 3; i++) {
+      var refused = raw(RawHttp2Client.connect(socket));
+      assertThat(refused.next(WITHIN)).as("a refused connection's first frame").isEqualTo(Frame.END);
+    }
     assertThat(first.sync(WITHIN)).as("the first, still served").noneMatch(f -> f.type() == Http2Connection.GOAWAY);
 
     first.close();
@@ -119,6 +124,11 @@ class GrpcServerConnectionLimitsTest {
         return false;
       }
     });
+    assertThat(log.records()).as("one WARN for the run of refusals, one INFO when serving again").map(LogCapture::text)
+        .hasSize(2)
+        .first().isEqualTo("limits-test: 2 connections open, the most this socket serves: refusing more until one closes "
+            + "(a connection that does not start HTTP/2 within 10 s is closed; one with no call open for 300 s too)");
+    assertThat(LogCapture.text(log.records().get(1))).startsWith("limits-test: serving connections again, after refusing ");
   }
 
   @Test
