@@ -9,8 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Unary gRPC calls to a server on a Unix socket (the kubelet's Registration and PodResources
@@ -20,24 +18,10 @@ import java.util.concurrent.TimeUnit;
  */
 public final class GrpcClient {
   private static final int STREAM = 1;
-  // One thread for every call's deadline: at the deadline the call's connection is closed, which
-  // ends its blocking read.
-  private static final ScheduledExecutorService DEADLINES = deadlines();
   /** How often a call that waits for the server to listen tries to connect again. */
   private static final long CONNECT_RETRY_MILLIS = 100;
 
   private GrpcClient() {}
-
-  private static ScheduledExecutorService deadlines() {
-    var executor = new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
-      var thread = new Thread(r, "grpc-deadlines");
-      thread.setDaemon(true);
-      return thread;
-    });
-    // A call answered in time cancels its deadline: drop it from the queue then, not seconds later.
-    executor.setRemoveOnCancelPolicy(true);
-    return executor;
-  }
 
   /**
    * Calls {@code method} ({@code /package.Service/Method}) with the request's bytes and returns the
@@ -51,10 +35,10 @@ public final class GrpcClient {
     // kubelet whose backlog is full never accepts), or the connection, which ends its blocking read.
     var holding = new java.util.concurrent.atomic.AtomicReference<java.io.Closeable>();
     var expired = new java.util.concurrent.atomic.AtomicBoolean();
-    var timer = DEADLINES.schedule(() -> {
+    var timer = GrpcTimer.after(timeout, () -> {
       expired.set(true);
       closeQuietly(holding.get());
-    }, timeout.toNanos(), TimeUnit.NANOSECONDS);
+    });
     Http2Connection h2 = null;
     try {
       var channel = connect(socket, deadline, waitForReady, timeout, holding, expired);

@@ -50,6 +50,7 @@ final class Http2Connection implements Closeable {
 
   static final int SETTINGS_HEADER_TABLE_SIZE = 0x1;
   static final int SETTINGS_ENABLE_PUSH = 0x2;
+  static final int SETTINGS_MAX_CONCURRENT_STREAMS = 0x3;
   static final int SETTINGS_INITIAL_WINDOW_SIZE = 0x4;
   static final int SETTINGS_MAX_FRAME_SIZE = 0x5;
   static final int SETTINGS_MAX_HEADER_LIST_SIZE = 0x6;
@@ -57,7 +58,9 @@ final class Http2Connection implements Closeable {
   static final int NO_ERROR = 0x0;
   static final int PROTOCOL_ERROR = 0x1;
   static final int FLOW_CONTROL_ERROR = 0x3;
+  static final int STREAM_CLOSED = 0x5;
   static final int FRAME_SIZE_ERROR = 0x6;
+  static final int REFUSED_STREAM = 0x7;
   static final int CANCEL = 0x8;
   static final int COMPRESSION_ERROR = 0x9;
 
@@ -94,6 +97,8 @@ final class Http2Connection implements Closeable {
   private long connectionWindow = DEFAULT_WINDOW;
   private final Map<Integer, long[]> streamWindows = new HashMap<>();
   private volatile boolean closed;
+  // When the write under way began (System.nanoTime(), never 0), 0 when none is.
+  private volatile long writingSince;
 
   Http2Connection(SocketChannel channel) {
     this.channel = channel;
@@ -121,22 +126,40 @@ final class Http2Connection implements Closeable {
     }
   }
 
-  /** The server's side: read the client's preface, then send our settings. */
-  void startAsServer() throws IOException {
+  /**
+   * The server's side: reads the client's preface, sends our settings (the most streams the client
+   * may open at once among them), and takes the client's first SETTINGS, which RFC 9113 section
+   * 3.4 makes part of its preface. Returns once the connection has started.
+   */
+  void startAsServer(int maxStreams) throws IOException {
     var preface = new byte[PREFACE.length];
     in.readFully(preface);
     if (!Arrays.equals(preface, PREFACE)) {
       throw new IOException("not an HTTP/2 client preface (a gRPC client speaks HTTP/2 with prior knowledge)");
     }
     synchronized (sending) {
-      writeSettings();
+      writeSettings(maxStreams);
     }
+    var header = new byte[9];
+    in.readFully(header);
+    if ((header[3] & 0xff) != SETTINGS || (header[4] & FLAG_ACK) != 0) {
+      throw protocolError("a client preface not followed by SETTINGS");
+    }
+    readFrame(header, null);
   }
 
   private void writeSettings() throws IOException {
-    var payload = ByteBuffer.allocate(12);
+    writeSettings(0);
+  }
+
+  /** Our settings; {@code maxStreams} 0 leaves the number of streams the peer may open unsaid. */
+  private void writeSettings(int maxStreams) throws IOException {
+    var payload = ByteBuffer.allocate(18);
     payload.putShort((short) SETTINGS_ENABLE_PUSH).putInt(0);
     payload.putShort((short) SETTINGS_MAX_HEADER_LIST_SIZE).putInt(MAX_HEADER_LIST);
+    if (maxStreams > 0) {
+      payload.putShort((short) SETTINGS_MAX_CONCURRENT_STREAMS).putInt(maxStreams);
+    }
     writeFrame(SETTINGS, 0, 0, payload.array(), 0, payload.position());
   }
 
@@ -152,104 +175,116 @@ final class Http2Connection implements Closeable {
       } catch (EOFException end) {
         return;
       }
-      int length = payloadLength(header);
-      int type = header[3] & 0xff;
-      int flags = header[4] & 0xff;
-      int stream = ByteBuffer.wrap(header, 5, 4).getInt() & 0x7fffffff;
-      if (length > DEFAULT_MAX_FRAME) {
-        goAway(FRAME_SIZE_ERROR, "a frame of " + length + " bytes; this endpoint allows " + DEFAULT_MAX_FRAME);
-        throw new IOException("the peer sent a frame of " + length + " bytes, larger than the " + DEFAULT_MAX_FRAME + " allowed");
-      }
-      var payload = new byte[length];
-      in.readFully(payload);
-      check(type, flags, stream, length);
-      switch (type) {
-        case DATA -> {
-          var body = unpadded(payload, flags);
-          if (length > 0) {
-            // Hand the window back at once: the message is read into memory whole (see the class).
-            synchronized (sending) {
-              writeWindowUpdate(0, length);
-              if ((flags & FLAG_END_STREAM) == 0) {
-                writeWindowUpdate(stream, length);
-              }
-            }
-          }
-          listener.data(stream, body, (flags & FLAG_END_STREAM) != 0);
-        }
-        case HEADERS -> {
-          var block = new ByteArrayOutputStream();
-          int offset = 0;
-          int end = payload.length;
-          if ((flags & FLAG_PADDED) != 0) {
-            end -= payload[0] & 0xff;
-            offset = 1;
-          }
-          if ((flags & FLAG_PRIORITY) != 0) {
-            offset += 5;
-          }
-          if (offset > end) {
-            throw protocolError("a HEADERS frame shorter than its padding and priority");
-          }
-          block.write(payload, offset, end - offset);
-          var endHeaders = (flags & FLAG_END_HEADERS) != 0;
-          while (!endHeaders) {
-            in.readFully(header);
-            int more = payloadLength(header);
-            int continued = ByteBuffer.wrap(header, 5, 4).getInt() & 0x7fffffff;
-            if ((header[3] & 0xff) != CONTINUATION || continued != stream || more > DEFAULT_MAX_FRAME
-                || block.size() + more > MAX_HEADER_LIST) {
-              throw protocolError("a header block not continued by CONTINUATION frames within " + MAX_HEADER_LIST + " bytes");
-            }
-            var part = new byte[more];
-            in.readFully(part);
-            block.write(part);
-            endHeaders = (header[4] & FLAG_END_HEADERS) != 0;
-          }
-          listener.headers(stream, decode(block.toByteArray()), (flags & FLAG_END_STREAM) != 0);
-        }
-        case RST_STREAM -> {
-          forget(stream);
-          listener.reset(stream, ByteBuffer.wrap(payload).getInt());
-        }
-        case SETTINGS -> {
-          if ((flags & FLAG_ACK) == 0) {
-            applySettings(payload);
-          }
-        }
-        case PING -> {
-          if ((flags & FLAG_ACK) == 0) {
-            synchronized (sending) {
-              writeFrame(PING, FLAG_ACK, 0, payload, 0, payload.length);
-            }
-          }
-        }
-        case GOAWAY -> listener.goingAway(ByteBuffer.wrap(payload).getInt() & 0x7fffffff);
-        case WINDOW_UPDATE -> {
-          int increment = ByteBuffer.wrap(payload).getInt() & 0x7fffffff;
-          if (increment == 0) {
-            throw protocolError("a WINDOW_UPDATE of 0");
-          }
+      readFrame(header, listener);
+    }
+  }
+
+  /** Reads the payload of the frame whose 9-byte header was just read, and acts on it. */
+  private void readFrame(byte[] header, Listener listener) throws IOException {
+    int length = payloadLength(header);
+    int type = header[3] & 0xff;
+    int flags = header[4] & 0xff;
+    int stream = ByteBuffer.wrap(header, 5, 4).getInt() & 0x7fffffff;
+    if (length > DEFAULT_MAX_FRAME) {
+      goAway(FRAME_SIZE_ERROR, "a frame of " + length + " bytes; this endpoint allows " + DEFAULT_MAX_FRAME);
+      throw new IOException("the peer sent a frame of " + length + " bytes, larger than the " + DEFAULT_MAX_FRAME + " allowed");
+    }
+    var payload = new byte[length];
+    in.readFully(payload);
+    check(type, flags, stream, length);
+    switch (type) {
+      case DATA -> {
+        var body = unpadded(payload, flags);
+        if (length > 0) {
+          // Hand the window back at once: the message is read into memory whole (see the class).
           synchronized (sending) {
-            if (stream == 0) {
-              connectionWindow += increment;
-              if (connectionWindow > Integer.MAX_VALUE) {
-                goAway(FLOW_CONTROL_ERROR, "a connection window above 2^31-1");
-                throw new IOException("HTTP/2 flow-control error: the peer opened the connection's window above 2^31-1");
-              }
-            } else {
-              var window = streamWindows.get(stream);
-              if (window != null) {
-                window[0] += increment;
-              }
+            writeWindowUpdate(0, length);
+            if ((flags & FLAG_END_STREAM) == 0) {
+              writeWindowUpdate(stream, length);
             }
-            sending.notifyAll();
           }
         }
-        case PUSH_PROMISE -> throw protocolError("PUSH_PROMISE, which this endpoint's settings disable");
-        default -> {
-          // PRIORITY and unknown types: ignored, as RFC 9113 asks.
+        listener.data(stream, body, (flags & FLAG_END_STREAM) != 0);
+      }
+      case HEADERS -> {
+        var block = new ByteArrayOutputStream();
+        int offset = 0;
+        int end = payload.length;
+        if ((flags & FLAG_PADDED) != 0) {
+          end -= payload[0] & 0xff;
+          offset = 1;
         }
+        if ((flags & FLAG_PRIORITY) != 0) {
+          offset += 5;
+        }
+        if (offset > end) {
+          throw protocolError("a HEADERS frame shorter than its padding and priority");
+        }
+        block.write(payload, offset, end - offset);
+        var endHeaders = (flags & FLAG_END_HEADERS) != 0;
+        while (!endHeaders) {
+          in.readFully(header);
+          int more = payloadLength(header);
+          int continued = ByteBuffer.wrap(header, 5, 4).getInt() & 0x7fffffff;
+          if ((header[3] & 0xff) != CONTINUATION || continued != stream || more > DEFAULT_MAX_FRAME
+              || block.size() + more > MAX_HEADER_LIST) {
+            throw protocolError("a header block not continued by CONTINUATION frames within " + MAX_HEADER_LIST + " bytes");
+          }
+          var part = new byte[more];
+          in.readFully(part);
+          block.write(part);
+          endHeaders = (header[4] & FLAG_END_HEADERS) != 0;
+        }
+        listener.headers(stream, decode(block.toByteArray()), (flags & FLAG_END_STREAM) != 0);
+      }
+      case RST_STREAM -> {
+        forget(stream);
+        listener.reset(stream, ByteBuffer.wrap(payload).getInt());
+      }
+      case SETTINGS -> {
+        if ((flags & FLAG_ACK) == 0) {
+          applySettings(payload);
+        }
+      }
+      case PING -> {
+        if ((flags & FLAG_ACK) == 0) {
+          synchronized (sending) {
+            writeFrame(PING, FLAG_ACK, 0, payload, 0, payload.length);
+          }
+        }
+      }
+      case GOAWAY -> listener.goingAway(ByteBuffer.wrap(payload).getInt() & 0x7fffffff);
+      case WINDOW_UPDATE -> {
+        int increment = ByteBuffer.wrap(payload).getInt() & 0x7fffffff;
+        if (increment == 0) {
+          throw protocolError("a WINDOW_UPDATE of 0");
+        }
+        boolean overflow = false;
+        synchronized (sending) {
+          if (stream == 0) {
+            connectionWindow += increment;
+            if (connectionWindow > Integer.MAX_VALUE) {
+              goAway(FLOW_CONTROL_ERROR, "a connection window above 2^31-1");
+              throw new IOException("HTTP/2 flow-control error: the peer opened the connection's window above 2^31-1");
+            }
+          } else {
+            var window = streamWindows.get(stream);
+            if (window != null) {
+              window[0] += increment;
+              // RFC 9113 section 6.9.1: a stream error; the connection and its other streams go on.
+              overflow = window[0] > Integer.MAX_VALUE;
+            }
+          }
+          sending.notifyAll();
+        }
+        if (overflow) {
+          reset(stream, FLOW_CONTROL_ERROR);
+          listener.reset(stream, FLOW_CONTROL_ERROR);
+        }
+      }
+      case PUSH_PROMISE -> throw protocolError("PUSH_PROMISE, which this endpoint's settings disable");
+      default -> {
+        // PRIORITY and unknown types: ignored, as RFC 9113 asks.
       }
     }
   }
@@ -337,6 +372,11 @@ final class Http2Connection implements Closeable {
           long delta = value - peerInitialWindow;
           streamWindows.values().forEach(w -> w[0] += delta);
           peerInitialWindow = (int) value;
+          // RFC 9113 section 6.9.2: a change that takes an open stream's window above 2^31-1.
+          if (streamWindows.values().stream().anyMatch(w -> w[0] > Integer.MAX_VALUE)) {
+            goAway(FLOW_CONTROL_ERROR, "an initial window that takes a stream's window above 2^31-1");
+            throw new IOException("HTTP/2 flow-control error: an initial window of " + value + " takes a stream's window above 2^31-1");
+          }
         } else if (id == SETTINGS_MAX_FRAME_SIZE) {
           peerMaxFrame = (int) Math.max(DEFAULT_MAX_FRAME, Math.min(value, 1 << 24));
         }
@@ -441,10 +481,15 @@ final class Http2Connection implements Closeable {
   }
 
   void goAway(int errorCode, String debug) {
+    goAway(0, errorCode, debug);
+  }
+
+  /** Says the connection ends: the peer's streams above {@code lastStream} were not taken and may be sent again elsewhere. */
+  void goAway(int lastStream, int errorCode, String debug) {
     synchronized (sending) {
       try {
         var text = debug.getBytes(StandardCharsets.UTF_8);
-        var payload = ByteBuffer.allocate(8 + text.length).putInt(0).putInt(errorCode).put(text).array();
+        var payload = ByteBuffer.allocate(8 + text.length).putInt(lastStream).putInt(errorCode).put(text).array();
         writeFrame(GOAWAY, 0, 0, payload, 0, payload.length);
       } catch (IOException ignored) {
         // the connection ends anyway
@@ -476,9 +521,23 @@ final class Http2Connection implements Closeable {
   }
 
   private void write(ByteBuffer bytes) throws IOException {
-    while (bytes.hasRemaining()) {
-      channel.write(bytes);
+    writingSince = System.nanoTime() | 1;
+    try {
+      while (bytes.hasRemaining()) {
+        channel.write(bytes);
+      }
+    } finally {
+      writingSince = 0;
     }
+  }
+
+  /**
+   * How long the write under way has waited, 0 if none is: a frame is written at once unless the
+   * socket's buffers are full, so this grows only while the peer does not read.
+   */
+  long stalledWriteNanos() {
+    long since = writingSince;
+    return since == 0 ? 0 : System.nanoTime() - since;
   }
 
   @Override
