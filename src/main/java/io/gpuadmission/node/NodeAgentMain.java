@@ -5,17 +5,21 @@ import io.gpuadmission.allocator.TopologyParser;
 import io.gpuadmission.node.api.ApiServer;
 import io.quarkus.runtime.configuration.DurationConverter;
 import io.smallrye.config.ConfigValidationException;
+import io.smallrye.config.EnvConfigSource;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfig;
 import io.smallrye.config.SmallRyeConfigBuilder;
+import io.smallrye.config.SysPropConfigSource;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import org.eclipse.microprofile.config.spi.ConfigSource;
 import org.jboss.logging.Logger;
@@ -100,18 +104,25 @@ public final class NodeAgentMain implements AutoCloseable {
 
   /** The agent's settings from system properties, the environment and application.properties ({@code more} above them). */
   static SmallRyeConfig config(List<ConfigSource> more) {
+    // The sources addDefaultSources() would add, but the file read as a plain stream: SmallRye reads
+    // a URL's properties (and looks for microprofile-config.properties) through a zip file system
+    // over the jar, which the agent would keep for nothing (bench/README.md, "Node agent").
     var builder = new SmallRyeConfigBuilder()
-        .addDefaultSources()
+        .withSources(new SysPropConfigSource(), new EnvConfigSource(System.getenv(), 300))
         .withSources(more)
         .withConverter(Duration.class, 200, new DurationConverter())
         .withMapping(NodeAgentConfig.class);
     var properties = NodeAgentMain.class.getClassLoader().getResource("application.properties");
     if (properties != null) {
-      try {
-        builder.withSources(new PropertiesConfigSource(properties, 250));
+      var values = new Properties();
+      try (var in = properties.openStream()) {
+        values.load(in);
       } catch (IOException e) {
         throw new IllegalStateException("cannot read " + properties + ": " + e.getMessage(), e);
       }
+      var map = new HashMap<String, String>();
+      values.forEach((key, value) -> map.put((String) key, (String) value));
+      builder.withSources(new PropertiesConfigSource(map, properties.toString(), 250));
     }
     try {
       return builder.build();

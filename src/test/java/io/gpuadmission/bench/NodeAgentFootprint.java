@@ -45,7 +45,8 @@ public final class NodeAgentFootprint {
   /**
    * -Dbench.nmt=true: the agent also reports its native memory by area, its threads and heap
    * histogram; -Dbench.jvm="...": options after the DaemonSet's (to try others); -Dbench.agent-only=true:
-   * only the agent with a round every 5 s; -Dbench.jar=DIR/quarkus-run.jar: another build's jar (to compare).
+   * only the agent with a round every 5 s; -Dbench.jar=DIR/quarkus-run.jar: another build's jar (to compare;
+   * -Dbench.fabric8=true for one whose agent used fabric8).
    */
   private static final boolean NMT = Boolean.getBoolean("bench.nmt");
 
@@ -147,11 +148,11 @@ public final class NodeAgentFootprint {
 
   /**
    * Where the agent finds the API server: through the proxy that serves watches as kube-apiserver
-   * does; an earlier build's jar ({@code -Dbench.jar}, whose fabric8 client watches over WebSocket)
-   * talks to the mock itself.
+   * does; the jar of a build whose agent used fabric8 ({@code -Dbench.fabric8=true} with
+   * {@code -Dbench.jar}: it watches over WebSocket) talks to the mock itself.
    */
   public static String apiServerUrl(HttpWatchProxy proxy, String mockUrl) {
-    return System.getProperty("bench.jar") == null ? proxy.url() : mockUrl;
+    return Boolean.getBoolean("bench.fabric8") ? mockUrl : proxy.url();
   }
 
   /**

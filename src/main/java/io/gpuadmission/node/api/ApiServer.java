@@ -8,24 +8,18 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyStore;
-import java.security.SecureRandom;
-import java.security.cert.CertificateFactory;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManagerFactory;
 
 /**
- * The node agent's client of the API server: plain requests on the JDK's HTTP client (HTTP/1.1),
+ * The node agent's client of the API server: plain requests over HTTP/1.1 ({@link Http1Client}),
  * bodies read as Jackson trees ({@link Json}). Hand-written rather than fabric8 (the project's client everywhere
  * else) for its footprint: the agent runs on every GPU node and makes five kinds of call (list and
  * watch its node's pods and one ConfigMap, get its Node, merge-patch a pod, create an Event), and
@@ -39,21 +33,19 @@ import javax.net.ssl.TrustManagerFactory;
  */
 public final class ApiServer implements AutoCloseable {
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+  /** An error answer is read this far for its Status message. */
+  private static final int ERROR_BODY = 64 * 1024;
 
   private final URI base;
-  private final HttpClient http;
+  private final Http1Client http;
   private final Optional<ServiceAccountToken> token;
   private final Duration requestTimeout;
 
-  ApiServer(URI base, SSLContext tls, Optional<ServiceAccountToken> token, Duration requestTimeout) {
+  ApiServer(URI base, Http1Client http, Optional<ServiceAccountToken> token, Duration requestTimeout) {
     this.base = base;
+    this.http = http;
     this.token = token;
     this.requestTimeout = requestTimeout;
-    var builder = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(CONNECT_TIMEOUT);
-    if (tls != null) {
-      builder.sslContext(tls);
-    }
-    this.http = builder.build();
   }
 
   /** The API server at {@code url}: {@code serviceAccount}'s token and CA where present, or any certificate when {@code trustCerts}. */
@@ -67,13 +59,17 @@ public final class ApiServer implements AutoCloseable {
     if (!"http".equals(base.getScheme()) && !"https".equals(base.getScheme())) {
       throw new IllegalArgumentException("quarkus.kubernetes-client.api-server-url " + url + ": not an http or https URL");
     }
+    if (base.getHost() == null) {
+      throw new IllegalArgumentException("quarkus.kubernetes-client.api-server-url " + url + ": no host name");
+    }
     var tokenFile = serviceAccount.resolve("token");
     var ca = serviceAccount.resolve("ca.crt");
     SSLContext tls = null;
     if ("https".equals(base.getScheme())) {
-      tls = trustCerts ? trustingAll() : Files.isReadable(ca) ? trusting(ca) : null;
+      tls = trustCerts ? trustingAll() : Files.isReadable(ca) ? ServerTrust.caFile(ca) : ServerTrust.jdkDefault();
     }
-    return new ApiServer(base, tls, Files.exists(tokenFile) ? Optional.of(new ServiceAccountToken(tokenFile)) : Optional.empty(),
+    var http = new Http1Client(tls == null ? null : tls.getSocketFactory(), !trustCerts, CONNECT_TIMEOUT);
+    return new ApiServer(base, http, Files.exists(tokenFile) ? Optional.of(new ServiceAccountToken(tokenFile)) : Optional.empty(),
         requestTimeout);
   }
 
@@ -93,40 +89,45 @@ public final class ApiServer implements AutoCloseable {
 
   /** GET of one object or list; throws {@link ApiException} for anything but 2xx. */
   public JsonNode get(String path) {
-    return tree(send(HttpRequest.newBuilder(uri(path)).GET(), path));
+    return tree(send("GET", path, null, null), path);
   }
 
   /** A JSON merge patch ({@code application/merge-patch+json}). */
   public JsonNode mergePatch(String path, String patch) {
-    return tree(send(HttpRequest.newBuilder(uri(path)).header("Content-Type", "application/merge-patch+json")
-        .method("PATCH", HttpRequest.BodyPublishers.ofString(patch)), path));
+    return tree(send("PATCH", path, "application/merge-patch+json", patch.getBytes(StandardCharsets.UTF_8)), path);
   }
 
   /** A POST (create) of {@code body}. */
   public JsonNode create(String path, JsonNode body) {
-    var text = Json.write(body);
-    return tree(send(HttpRequest.newBuilder(uri(path)).header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(text)), path));
+    return tree(send("POST", path, "application/json", Json.write(body).getBytes(StandardCharsets.UTF_8)), path);
   }
 
   /**
    * A watch: the response body, one event per line, until the server ends it or the reader is
-   * closed. Throws {@link ApiException} when the server refuses it (410 Gone: the version is too old).
+   * closed, which may be done from another thread while a read waits: it ends that read. Throws {@link ApiException} when the server refuses it (410 Gone:
+   * the version is too old).
    */
   public BufferedReader watch(String path) {
-    // The timeout ends with the response's headers: the body may stream for the watch's whole length.
-    var request = HttpRequest.newBuilder(uri(path)).timeout(requestTimeout).GET();
-    var response = exchange(request, path, HttpResponse.BodyHandlers.ofInputStream());
-    if (response.statusCode() / 100 != 2) {
-      byte[] body;
-      try (var in = response.body()) {
-        body = in.readNBytes(64 * 1024);
-      } catch (IOException e) {
-        body = new byte[0];
-      }
-      throw refused(response.statusCode(), body, path);
+    // The timeout ends with the response's head: the body may be silent for the watch's whole length.
+    var response = exchange("GET", path, null, null, true);
+    checked(response, path);
+    return new WatchLines(response.body());
+  }
+
+  /** A watch's lines; {@link #close} closes the connection before it takes the reader's lock, which a waiting read holds. */
+  private static final class WatchLines extends BufferedReader {
+    private final InputStream body;
+
+    WatchLines(InputStream body) {
+      super(new InputStreamReader(body, StandardCharsets.UTF_8));
+      this.body = body;
     }
-    return new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8));
+
+    @Override
+    public void close() throws IOException {
+      body.close();
+      super.close();
+    }
   }
 
   /** A query parameter's value, encoded. */
@@ -134,61 +135,57 @@ public final class ApiServer implements AutoCloseable {
     return URLEncoder.encode(value, StandardCharsets.UTF_8);
   }
 
-  private URI uri(String path) {
-    return URI.create(base + path);
-  }
-
-  private HttpResponse<InputStream> send(HttpRequest.Builder request, String path) {
-    var response = exchange(request.timeout(requestTimeout), path, HttpResponse.BodyHandlers.ofInputStream());
-    if (response.statusCode() / 100 != 2) {
-      try (var in = response.body()) {
-        throw refused(response.statusCode(), in.readNBytes(64 * 1024), path);
-      } catch (IOException e) {
-        throw new ApiException(response.statusCode(), "HTTP " + response.statusCode() + " for " + path);
-      }
-    }
+  private Http1Client.Response send(String method, String path, String contentType, byte[] body) {
+    var response = exchange(method, path, contentType, body, false);
+    checked(response, path);
     return response;
   }
 
-  private <T> HttpResponse<T> exchange(HttpRequest.Builder request, String path, HttpResponse.BodyHandler<T> body) {
-    request.header("Accept", "application/json");
+  /** The response when 2xx; else the body's Status message, as an {@link ApiException}. */
+  private static void checked(Http1Client.Response response, String path) {
+    if (response.status() / 100 == 2) {
+      return;
+    }
+    byte[] body;
+    try (response) {
+      body = response.body().readNBytes(ERROR_BODY);
+    } catch (IOException e) {
+      body = new byte[0];
+    }
+    throw refused(response.status(), body, path);
+  }
+
+  private Http1Client.Response exchange(String method, String path, String contentType, byte[] body, boolean streaming) {
+    var uri = URI.create(base + path);
     try {
-      var response = http.send(authorized(request.copy()), body);
-      if (response.statusCode() == 401 && token.isPresent()) {
+      var response = http.exchange(method, uri, headers(contentType), body, requestTimeout, streaming);
+      if (response.status() == 401 && token.isPresent()) {
         // The token may have been replaced since it was read (an expired bound token): once more, read afresh.
-        close(response);
+        response.close();
         token.get().refused();
-        response = http.send(authorized(request.copy()), body);
+        response = http.exchange(method, uri, headers(contentType), body, requestTimeout, streaming);
       }
       return response;
     } catch (IOException e) {
       throw new ApiException(path + ": " + describe(e), e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new ApiException(path + ": interrupted", e);
     }
   }
 
-  private HttpRequest authorized(HttpRequest.Builder request) {
-    token.flatMap(ServiceAccountToken::current).ifPresent(t -> request.setHeader("Authorization", "Bearer " + t));
-    return request.build();
-  }
-
-  private static void close(HttpResponse<?> response) {
-    if (response.body() instanceof InputStream in) {
-      try {
-        in.close();
-      } catch (IOException ignored) {
-        // discarded anyway
-      }
+  private Map<String, String> headers(String contentType) {
+    var headers = new LinkedHashMap<String, String>();
+    headers.put("Accept", "application/json");
+    if (contentType != null) {
+      headers.put("Content-Type", contentType);
     }
+    token.flatMap(ServiceAccountToken::current).ifPresent(t -> headers.put("Authorization", "Bearer " + t));
+    return headers;
   }
 
-  private static JsonNode tree(HttpResponse<InputStream> response) {
-    try (var in = response.body()) {
-      return Json.read(in);
+  private static JsonNode tree(Http1Client.Response response, String path) {
+    try (response) {
+      return Json.read(response.body());
     } catch (IOException e) {
-      throw new ApiException(response.statusCode(), "unreadable answer from the API server: " + e.getMessage());
+      throw new ApiException(response.status(), "unreadable answer from the API server for " + path + ": " + e.getMessage());
     }
   }
 
@@ -215,34 +212,19 @@ public final class ApiServer implements AutoCloseable {
     if (e instanceof java.net.ConnectException) {
       return "connection refused" + (message == null || message.isBlank() ? "" : " (" + message + ")");
     }
-    if (e instanceof java.net.http.HttpTimeoutException) {
+    if (e instanceof java.net.SocketTimeoutException) {
       return "no answer in time";
+    }
+    if (e instanceof javax.net.ssl.SSLException && message != null) {
+      // The JDK's words without its alert name and exception class names: "(certificate_unknown) PKIX
+      // path building failed: sun.security.provider.certpath.SunCertPathBuilderException: unable to ...".
+      return "TLS: " + message.replaceFirst("^\\(\\w+\\) ", "").replaceAll("\\b(?:[a-z][a-z0-9_]*\\.)+[A-Z]\\w*(?:Exception|Error): ", "");
     }
     return message == null ? e.getClass().getSimpleName() : message;
   }
 
-  private static SSLContext trusting(Path ca) {
-    try (var in = Files.newInputStream(ca)) {
-      var store = KeyStore.getInstance(KeyStore.getDefaultType());
-      store.load(null, null);
-      int i = 0;
-      for (var cert : CertificateFactory.getInstance("X.509").generateCertificates(in)) {
-        store.setCertificateEntry("ca-" + i++, cert);
-      }
-      var trust = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-      trust.init(store);
-      var context = SSLContext.getInstance("TLS");
-      context.init(null, trust.getTrustManagers(), new SecureRandom());
-      return context;
-    } catch (IOException | GeneralSecurityException e) {
-      throw new IllegalStateException("cannot read the API server's CA " + ca + ": " + e.getMessage(), e);
-    }
-  }
-
-  /** quarkus.kubernetes-client.trust-certs: any certificate (a test API server's own). */
+  /** quarkus.kubernetes-client.trust-certs: any certificate (a test API server's own), host name unchecked. */
   private static SSLContext trustingAll() {
-    // The JDK's client checks the host name apart from the trust manager.
-    System.setProperty("jdk.internal.httpclient.disableHostnameVerification", "true");
     try {
       return TrustAnyCertificate.context();
     } catch (GeneralSecurityException e) {
@@ -250,8 +232,7 @@ public final class ApiServer implements AutoCloseable {
     }
   }
 
+  /** Nothing to release: each call has its own connection, closed with its answer. */
   @Override
-  public void close() {
-    http.close();
-  }
+  public void close() {}
 }

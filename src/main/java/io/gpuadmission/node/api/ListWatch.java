@@ -176,9 +176,8 @@ public final class ListWatch implements AutoCloseable {
         if (watching == lines) {
           LOG.warnf("%s: the watch outlived its %d s by %d s without the server ending it; watching again", what, timeout,
               grace.toSeconds());
-          // A read blocked on the JDK client's body ends on an interrupt (closing the reader would wait
-          // for the reader's lock, which the blocked read holds); the watch's thread then closes it.
-          thread.interrupt();
+          // Closing the watch's reader ends the read waiting on it (ApiServer.watch closes the connection first).
+          closeQuietly(lines);
         }
       }, timeout * 1000 + grace.toMillis(), TimeUnit.MILLISECONDS);
       var events = false;
@@ -298,6 +297,18 @@ public final class ListWatch implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    var open = watching;
+    if (open != null) {
+      closeQuietly(open);
+    }
     thread.interrupt();
+  }
+
+  private static void closeQuietly(BufferedReader lines) {
+    try {
+      lines.close();
+    } catch (IOException e) {
+      // closed either way
+    }
   }
 }
