@@ -33,6 +33,8 @@ import javax.net.ssl.SSLContext;
  */
 public final class ApiServer implements AutoCloseable {
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+  /** The longest watch event line read. */
+  static final int MAX_EVENT = 4 * 1024 * 1024;
   /** An error answer is read this far for its Status message. */
   private static final int ERROR_BODY = 64 * 1024;
 
@@ -114,12 +116,16 @@ public final class ApiServer implements AutoCloseable {
     return new WatchLines(response.body());
   }
 
-  /** A watch's lines; {@link #close} closes the connection before it takes the reader's lock, which a waiting read holds. */
+  /**
+   * A watch's lines, each at most {@link #MAX_EVENT} characters (an object is at most ~1.5 MiB,
+   * etcd's limit; a line without end must not fill the agent's small heap); {@link #close} closes
+   * the connection before it takes the reader's lock, which a waiting read holds.
+   */
   private static final class WatchLines extends BufferedReader {
     private final InputStream body;
 
     WatchLines(InputStream body) {
-      super(new InputStreamReader(body, StandardCharsets.UTF_8));
+      super(new LineLimit(new InputStreamReader(body, StandardCharsets.UTF_8), MAX_EVENT));
       this.body = body;
     }
 
@@ -213,7 +219,11 @@ public final class ApiServer implements AutoCloseable {
       return "connection refused" + (message == null || message.isBlank() ? "" : " (" + message + ")");
     }
     if (e instanceof java.net.SocketTimeoutException) {
-      return "no answer in time";
+      return message == null || message.isBlank() || message.equals("Read timed out") || message.equals("Connect timed out")
+          ? "no answer in time" : message;
+    }
+    if (e instanceof java.net.UnknownHostException) {
+      return "cannot resolve the host name " + message;
     }
     if (e instanceof javax.net.ssl.SSLException && message != null) {
       // The JDK's words without its alert name and exception class names: "(certificate_unknown) PKIX

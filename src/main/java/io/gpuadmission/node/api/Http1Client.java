@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ScheduledFuture;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 
@@ -34,6 +35,8 @@ import javax.net.ssl.SSLSocketFactory;
 final class Http1Client {
   /** A response head larger than this is not an API server's. */
   static final int MAX_HEAD = 64 * 1024;
+  /** A body (not a watch's) larger than this is not an answer the agent asks for: a page of 500 pods is a few MiB. */
+  static final long MAX_BODY = 16L * 1024 * 1024;
 
   /** A response: status, headers (names in lower case) and the body, which must be closed. */
   record Response(int status, Map<String, String> headers, InputStream body) implements AutoCloseable {
@@ -59,9 +62,10 @@ final class Http1Client {
 
   /**
    * Sends {@code method} to {@code uri} with {@code headers} and {@code body} (null: none) and
-   * reads the response's head. {@code timeout} bounds the connect, the TLS handshake and the wait
-   * for the head, and then each read of the body unless {@code streaming} (a watch, which may be
-   * silent for minutes: its reader ends it).
+   * reads the response's head. {@code timeout} bounds the whole of the connect, the TLS handshake
+   * and the wait for the head, however slowly the server trickles bytes; then, unless
+   * {@code streaming} (a watch, which may be silent for minutes: its reader ends it), the body
+   * must arrive within {@code timeout} too, and be at most {@link #MAX_BODY} bytes.
    */
   Response exchange(String method, URI uri, Map<String, String> headers, byte[] body, Duration timeout, boolean streaming)
       throws IOException {
@@ -73,6 +77,8 @@ final class Http1Client {
     var port = uri.getPort() != -1 ? uri.getPort() : https ? 443 : 80;
     var deadline = System.nanoTime() + timeout.toNanos();
     var raw = new Socket();
+    // A per-read timeout alone lets a server that sends a byte now and then hold the call for good.
+    var head = new Deadline(raw, timeout);
     try {
       raw.setTcpNoDelay(true);
       raw.connect(new InetSocketAddress(host, port), (int) Math.max(1, Math.min(connectTimeout.toMillis(), timeout.toMillis())));
@@ -99,13 +105,54 @@ final class Http1Client {
       Response response;
       do {
         raw.setSoTimeout(remainingMillis(deadline));
-        response = readHead(in, raw);
+        response = readHead(in, raw, streaming ? null : timeout);
       } while (response.status() / 100 == 1);
+      head.end();
+      if (head.passed()) {
+        response.close();
+        throw new SocketTimeoutException("no answer in time");
+      }
       raw.setSoTimeout(streaming ? 0 : (int) Math.max(1, timeout.toMillis()));
       return response;
     } catch (IOException | RuntimeException e) {
+      head.end();
       raw.close();
+      if (head.passed()) {
+        throw new SocketTimeoutException("no answer in time");
+      }
       throw e;
+    }
+  }
+
+  /**
+   * Closes the connection at its time unless ended first; whether it did is what turns the
+   * "socket closed" a read then meets into the timeout it was.
+   */
+  static final class Deadline {
+    private final Socket socket;
+    private final ScheduledFuture<?> task;
+    private volatile boolean passed;
+
+    Deadline(Socket socket, Duration after) {
+      this.socket = socket;
+      this.task = Deadlines.after(after, this::pass);
+    }
+
+    private void pass() {
+      passed = true;
+      try {
+        socket.close();
+      } catch (IOException e) {
+        // closed either way
+      }
+    }
+
+    void end() {
+      task.cancel(false);
+    }
+
+    boolean passed() {
+      return passed;
     }
   }
 
@@ -126,8 +173,8 @@ final class Http1Client {
     return text.append("Connection: close\r\n\r\n").toString();
   }
 
-  /** The status line and headers, then the body as the headers frame it. */
-  private static Response readHead(InputStream in, Socket raw) throws IOException {
+  /** The status line and headers, then the body as the headers frame it, to arrive within {@code bodyTimeout} (null: no limit). */
+  private static Response readHead(InputStream in, Socket raw, Duration bodyTimeout) throws IOException {
     var budget = new int[] {MAX_HEAD};
     var status = line(in, budget);
     // "HTTP/1.1 200 OK": the version, a space, three digits.
@@ -150,36 +197,47 @@ final class Http1Client {
       var value = line.substring(colon + 1).strip();
       headers.merge(name, value, (a, b) -> a + ", " + b);
     }
-    return new Response(code, headers, body(code, headers, in, raw));
+    return new Response(code, headers, body(code, headers, in, raw, bodyTimeout));
   }
 
-  private static InputStream body(int status, Map<String, String> headers, InputStream in, Socket raw) throws IOException {
+  private static InputStream body(int status, Map<String, String> headers, InputStream in, Socket raw, Duration timeout)
+      throws IOException {
     InputStream body;
     var encoding = headers.get("transfer-encoding");
     var length = headers.get("content-length");
     if (status / 100 == 1 || status == 204 || status == 304) {
       body = InputStream.nullInputStream();
     } else if (encoding != null && !encoding.equalsIgnoreCase("identity")) {
-      // RFC 9112 §6.3: with any transfer coding, chunked must be the last one; the API server sends only chunked.
-      if (!encoding.toLowerCase(Locale.ROOT).endsWith("chunked")) {
+      // The API server sends chunked alone; another coding (gzip, chunked) the agent never asks for.
+      if (!encoding.equalsIgnoreCase("chunked")) {
         throw new IOException("unsupported transfer encoding: " + printable(encoding));
       }
       body = new ChunkedBody(in);
     } else if (length != null) {
-      long expected;
-      try {
-        expected = Long.parseLong(length);
-      } catch (NumberFormatException e) {
-        throw new IOException("malformed Content-Length: " + printable(length));
-      }
-      if (expected < 0) {
-        throw new IOException("malformed Content-Length: " + printable(length));
-      }
-      body = new LengthBody(in, expected);
+      body = new LengthBody(in, contentLength(length));
     } else {
       body = in;
     }
-    return new ClosingBody(body, raw);
+    var ends = timeout != null && status / 100 != 1;
+    return new ClosingBody(body, raw, ends ? new Deadline(raw, timeout) : null);
+  }
+
+  /** A Content-Length: a number, or the same number repeated ("2, 2", RFC 9110 §8.6). */
+  private static long contentLength(String value) throws IOException {
+    long length = -1;
+    for (var part : value.split(",")) {
+      long one;
+      try {
+        one = Long.parseLong(part.strip());
+      } catch (NumberFormatException e) {
+        throw new IOException("malformed Content-Length: " + printable(value));
+      }
+      if (one < 0 || length != -1 && one != length) {
+        throw new IOException("malformed Content-Length: " + printable(value));
+      }
+      length = one;
+    }
+    return length;
   }
 
   /** One line of the head (CRLF or LF ended), counted against what the head may take. */
@@ -216,17 +274,50 @@ final class Http1Client {
     return cut.replaceAll("[^\\x20-\\x7e]", "?");
   }
 
-  /** The body's end closes the connection; so does {@link #close} from any thread (the socket, not the TLS layer's locks). */
+  /**
+   * The body: its end closes the connection, and so does {@link #close} from any thread (the
+   * socket, not the TLS layer's locks). With a deadline (any body but a watch's) it must arrive in
+   * time and be at most {@link #MAX_BODY} bytes.
+   */
   private static final class ClosingBody extends FilterInputStream {
     private final Socket raw;
+    private final Deadline deadline;
+    private long read;
 
-    ClosingBody(InputStream body, Socket raw) {
+    ClosingBody(InputStream body, Socket raw, Deadline deadline) {
       super(body);
       this.raw = raw;
+      this.deadline = deadline;
+    }
+
+    @Override
+    public int read() throws IOException {
+      var one = new byte[1];
+      return read(one, 0, 1) == -1 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] buffer, int offset, int length) throws IOException {
+      int n;
+      try {
+        n = in.read(buffer, offset, length);
+      } catch (IOException e) {
+        if (deadline != null && deadline.passed()) {
+          throw new SocketTimeoutException("the answer's body did not arrive in time");
+        }
+        throw e;
+      }
+      if (n > 0 && deadline != null && (read += n) > MAX_BODY) {
+        throw new IOException("an answer over " + MAX_BODY / (1024 * 1024) + " MiB");
+      }
+      return n;
     }
 
     @Override
     public void close() throws IOException {
+      if (deadline != null) {
+        deadline.end();
+      }
       raw.close();
     }
   }

@@ -7,11 +7,8 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 /**
@@ -32,16 +29,6 @@ public final class ListWatch implements AutoCloseable {
   static final int PAGE = 500;
   /** A watch that ends sooner without an event is an error to wait on (client-go's reflector: 1 s). */
   static final Duration SHORT_WATCH = Duration.ofSeconds(1);
-  /**
-   * Ends a watch the server should have ended (its timeoutSeconds) and did not: a connection cut
-   * without a reset (a load balancer gone, a network partition) would otherwise leave the agent
-   * on a stale cache for good. One thread for every watch of the process.
-   */
-  private static final ScheduledExecutorService DEADLINES = Executors.newSingleThreadScheduledExecutor(r -> {
-    var thread = new Thread(r, "watch-deadline");
-    thread.setDaemon(true);
-    return thread;
-  });
 
   /** Receives the collection: a whole list, then each change; called on the watch's thread only. */
   public interface Handler {
@@ -72,6 +59,12 @@ public final class ListWatch implements AutoCloseable {
   private String problem;
   /** Why the last watch stopped reading: a line it skipped (said once, by {@link #failing} or by {@link #watch}). */
   private String skipped;
+  /**
+   * Whether the last problem was a request that failed (no answer, an error status), so that the
+   * next watch the server accepts is the news that it answers again; not a watch it ended at once
+   * or a line it skipped, which an accepted watch says nothing about.
+   */
+  private boolean unanswered;
   /** Whether the last list was made for a 410 and no event has come since: a second 410 then waits. */
   private boolean relisted;
 
@@ -130,6 +123,7 @@ public final class ListWatch implements AutoCloseable {
           // Expired again with no event since the last list: list again, but not at once.
           version = null;
         }
+        unanswered = true;
         failing(e.getMessage(), wait);
       } catch (RuntimeException e) {
         // The handler's fault, not the server's: said, then the same as an outage.
@@ -172,14 +166,18 @@ public final class ListWatch implements AutoCloseable {
     try (var lines = api.watch(path + "?" + query("watch=true&allowWatchBookmarks=true&timeoutSeconds=" + timeout
         + "&resourceVersion=" + ApiServer.encode(version)))) {
       watching = lines;
-      deadline = DEADLINES.schedule(() -> {
+      if (unanswered) {
+        // Its answer is the news, not the first event (which may come minutes later).
+        recovered();
+      }
+      deadline = Deadlines.after(Duration.ofSeconds(timeout).plus(grace), () -> {
         if (watching == lines) {
           LOG.warnf("%s: the watch outlived its %d s by %d s without the server ending it; watching again", what, timeout,
               grace.toSeconds());
           // Closing the watch's reader ends the read waiting on it (ApiServer.watch closes the connection first).
           closeQuietly(lines);
         }
-      }, timeout * 1000 + grace.toMillis(), TimeUnit.MILLISECONDS);
+      });
       var events = false;
       skipped = null;
       String line;
@@ -270,6 +268,7 @@ public final class ListWatch implements AutoCloseable {
       LOG.infof("%s: the API server answers again", what);
       problem = null;
     }
+    unanswered = false;
   }
 
   /** Waits; whether to go on. An interrupt only wakes it: {@link #close} is what ends the thread. */

@@ -527,7 +527,9 @@ public final class GrpcServer implements Closeable {
         connection.h2.sendData(stream, GrpcWire.frame(message), false);
         return true;
       } catch (IOException e) {
-        LOG.warnf("%s: cannot send on %s (%s): the call is reset", name, path, e.getMessage());
+        LOG.warnf("%s: cannot send on %s (%s): the call is reset", name, path,
+            e instanceof java.nio.channels.ClosedChannelException ? "the connection is closed"
+                : e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName());
         // The client must learn that its stream ends here (a ListAndWatch it would otherwise wait
         // on for good); then it is as if it had cancelled.
         try {

@@ -184,6 +184,80 @@ class Http1ClientTest {
   }
 
   @Test
+  void aServerThatTricklesItsAnswerIsHeldToTheTimeoutAsAWhole() throws Exception {
+    var server = rawServer(socket -> {
+      var request = readRequest(socket.getInputStream());
+      if (request.startsWith("GET /head ")) {
+        write(socket, "HTTP/1.1 200 OK\r\n");
+        for (int i = 0; i < 600; i++) {
+          write(socket, "X");
+          Thread.sleep(50);
+        }
+      } else {
+        write(socket, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n");
+        for (int i = 0; i < 600; i++) {
+          write(socket, "x");
+          Thread.sleep(50);
+        }
+      }
+    });
+    var client = client();
+
+    // A byte every 50 ms: each read is quick, the whole is not.
+    var started = System.nanoTime();
+    assertThatThrownBy(() -> client.exchange("GET", server.resolve("/head"), Map.of(), null, Duration.ofMillis(500), false))
+        .isInstanceOf(java.net.SocketTimeoutException.class).hasMessage("no answer in time");
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(10));
+    try (var response = client.exchange("GET", server.resolve("/body"), Map.of(), null, Duration.ofMillis(500), false)) {
+      assertThatThrownBy(() -> response.body().readAllBytes()).isInstanceOf(java.net.SocketTimeoutException.class)
+          .hasMessage("the answer's body did not arrive in time");
+    }
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(20));
+  }
+
+  @Test
+  void aWatchLineWithoutEndIsAnErrorNotAFullHeap() throws Exception {
+    var server = rawServer(socket -> {
+      readRequest(socket.getInputStream());
+      write(socket, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+      var chunk = "a".repeat(64 * 1024);
+      for (int i = 0; i < 100; i++) {
+        write(socket, Integer.toHexString(chunk.length()) + "\r\n" + chunk + "\r\n");
+      }
+    });
+    var lines = ApiServer.at(server.resolve("").toString(), serviceAccount, false, TIMEOUT).watch("/api/v1/pods?watch=true");
+
+    assertThatThrownBy(lines::readLine).isInstanceOf(IOException.class).hasMessage("a line over 4194304 characters");
+    lines.close();
+  }
+
+  @Test
+  void aRepeatedContentLengthIsOneAndAnotherTransferCodingIsRefused() throws Exception {
+    var answers = new LinkedBlockingQueue<>(List.of("HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\n\r\n{}",
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"));
+    var server = rawServer(socket -> {
+      readRequest(socket.getInputStream());
+      write(socket, take(answers));
+    });
+    var client = client();
+
+    try (var response = client.exchange("GET", server.resolve("/"), Map.of(), null, TIMEOUT, false)) {
+      assertThat(new String(response.body().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("{}");
+    }
+    assertThatThrownBy(() -> client.exchange("GET", server.resolve("/"), Map.of(), null, TIMEOUT, false)).isInstanceOf(IOException.class)
+        .hasMessage("malformed Content-Length: 2, 3");
+    assertThatThrownBy(() -> client.exchange("GET", server.resolve("/"), Map.of(), null, TIMEOUT, false)).isInstanceOf(IOException.class)
+        .hasMessage("unsupported transfer encoding: gzip, chunked");
+  }
+
+  @Test
+  void aHostNameThatDoesNotResolveIsSaid() {
+    assertThatThrownBy(() -> ApiServer.at("https://no-such-host.invalid:6443", serviceAccount, false, TIMEOUT).get("/api/v1/nodes/gpu-1"))
+        .isInstanceOf(ApiException.class)
+        .hasMessage("/api/v1/nodes/gpu-1: cannot resolve the host name no-such-host.invalid");
+  }
+
+  @Test
   void aWatchWaitingForItsNextLineEndsWhenAnotherThreadClosesIt() throws Exception {
     var server = rawServer(socket -> {
       readRequest(socket.getInputStream());

@@ -94,6 +94,26 @@ class ListWatchTest {
   }
 
   @Test
+  void aWatchTheServerAcceptsAfterAnOutageSaysItAnswersAgainBeforeAnyEvent() throws Exception {
+    server = ScriptedApiServer.start();
+    server.lists.add(Answer.ok(list("10", "a")));
+    server.watches.add(Answer.status(503, "the server is currently unable to handle the request"));
+    server.watches.add(Answer.lines().heldOpen());
+
+    try (var log = io.gpuadmission.support.LogCapture.of(ListWatch.class, true)) {
+      start();
+
+      // The second watch is open and silent: no event, yet the outage is over.
+      await().atMost(WITHIN).until(() -> log.records().size() == 2);
+      assertThat(log.records()).extracting(io.gpuadmission.support.LogCapture::text).containsExactly(
+          "pods of node gpu-1: the server is currently unable to handle the request (HTTP 503); trying again, first in 50 ms",
+          "pods of node gpu-1: the API server answers again");
+      assertThat(server.watchRequests()).hasSize(2);
+      assertThat(seen).containsExactly("listed a");
+    }
+  }
+
+  @Test
   void listsWithItsSelectorThenWatchesFromTheListsVersionWithBookmarks() throws Exception {
     server = ScriptedApiServer.start();
     server.lists.add(Answer.ok(list("10", "a", "b")));
