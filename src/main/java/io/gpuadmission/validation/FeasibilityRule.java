@@ -41,6 +41,10 @@ public final class FeasibilityRule implements PodRule {
     if (whole.signum() == 0 && share.signum() == 0 && model.isEmpty()) {
       return;
     }
+    var asksGpus = whole.signum() > 0 || share.signum() > 0;
+    if (asksGpus && ModelAffinityCheck.contradicts(s, result)) {
+      return;
+    }
     var gpuNodes = s.cluster().nodes().stream().filter(GpuNode::hasGpus).toList();
     if (gpuNodes.isEmpty()) {
       result.warn(
@@ -64,7 +68,6 @@ public final class FeasibilityRule implements PodRule {
               + "); use one of those, or, if its node pool scales from zero, list it in policy feasibility.scaleFromZeroModels");
       return;
     }
-    var asksGpus = whole.signum() > 0 || share.signum() > 0;
     if (asksGpus && !ModelAffinityCheck.fits(s, result, gpuNodes)) {
       return;
     }

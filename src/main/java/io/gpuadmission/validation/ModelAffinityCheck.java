@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.NodeSelectorTerm;
 import io.gpuadmission.cluster.GpuNode;
 import io.gpuadmission.pod.NodeAffinityEditor;
 import io.gpuadmission.pod.NodeConstraints;
+import io.gpuadmission.pod.PodSelectors;
 import io.gpuadmission.policy.FeasibilityPolicy;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -19,7 +20,8 @@ import java.util.TreeSet;
  * The GPU model a pod asks by required node affinity, judged like a nodeSelector's: a pod none of
  * whose terms (ORed) can match the model label of any known GPU node can never be scheduled.
  * Only the model label's expressions are judged (In, NotIn, Exists, DoesNotExist, ANDed within a
- * term, as kube-scheduler matches them); a term that says nothing of the model leaves it open.
+ * term, as kube-scheduler matches them); a term that says nothing of the model leaves it open. A
+ * nodeSelector on the model that every term excludes is refused too: no node can match both.
  */
 final class ModelAffinityCheck {
   /** Stands for a model no term lists, for {@code scaleFromZeroModels: ["*"]}: never a label value. */
@@ -77,6 +79,36 @@ final class ModelAffinityCheck {
         s.prefix() + what + " (known models: " + String.join(", ", names)
             + "); use one of those, or, if its node pool scales from zero, list it in policy feasibility.scaleFromZeroModels");
     return false;
+  }
+
+  /**
+   * Refuses (or warns of) a pod whose nodeSelector names a GPU model that every required node
+   * affinity term excludes: no node can match both, whatever nodes the cluster has or may get.
+   * True after such a refusal.
+   */
+  static boolean contradicts(PodSubject s, ValidationResult result) {
+    var label = s.policy().nodeLabels().model();
+    var selected = PodSelectors.nodeSelectorValue(s.pod(), label);
+    var terms = NodeAffinityEditor.requiredTerms(s.pod()).stream().filter(Objects::nonNull).toList();
+    if (selected.isEmpty() || terms.isEmpty()) {
+      return false;
+    }
+    var onModel = terms.stream().map(t -> modelExpressions(t, label)).toList();
+    for (int i = 0; i < terms.size(); i++) {
+      if (onModel.get(i).isEmpty() && !isEmpty(terms.get(i))) {
+        return false; // this term leaves the model open
+      }
+    }
+    if (matches(onModel, label, selected)) {
+      return false;
+    }
+    FeasibilityRule.infeasible(
+        s,
+        result,
+        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        s.prefix() + "asks GPU model \"" + selected.get() + "\" by nodeSelector, which its required node affinity ("
+            + describe(onModel, label) + ") excludes: no node can match both; make them agree or drop one");
+    return true;
   }
 
   private static List<NodeSelectorRequirement> modelExpressions(NodeSelectorTerm term, String label) {

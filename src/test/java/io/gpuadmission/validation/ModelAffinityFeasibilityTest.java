@@ -162,6 +162,33 @@ class ModelAffinityFeasibilityTest {
   }
 
   @Test
+  void refusesANodeSelectorModelItsRequiredAffinityExcludesWhateverNodesThereAre() {
+    var both = pod("nvidia.com/gpu", term(on(LABEL, "In", "Tesla-V100-SXM2-16GB")));
+    both.getSpec().setNodeSelector(Map.of(LABEL, "Tesla-M40"));
+    assertThat(modelRefusals(validate(both, PolicyParser.builtInDefault(), true))).containsExactly(new Violation("feasibility", PATH,
+        "asks GPU model \"Tesla-M40\" by nodeSelector, which its required node affinity (aliyun.accelerator/nvidia_name In"
+            + " [Tesla-V100-SXM2-16GB]) excludes: no node can match both; make them agree or drop one"));
+
+    // A model a pool at zero may bring is no excuse: the two still cannot both hold.
+    var scaling = pod("nvidia.com/gpu", term(on(LABEL, "NotIn", "A100-SXM4-80GB")));
+    scaling.getSpec().setNodeSelector(Map.of(LABEL, "A100-SXM4-80GB"));
+    assertThat(modelRefusals(validate(scaling, policy("feasibility:\n  scaleFromZeroModels: [A100-SXM4-80GB]\n"), true)))
+        .extracting(Violation::message).containsExactly("asks GPU model \"A100-SXM4-80GB\" by nodeSelector, which its required node affinity"
+            + " (aliyun.accelerator/nvidia_name NotIn [A100-SXM4-80GB]) excludes: no node can match both; make them agree or drop one");
+
+    // Nor is a cluster with no GPU node known yet: the two cannot both hold on any node.
+    assertThat(modelRefusals(validate(both, PolicyParser.builtInDefault(), false))).hasSize(1);
+
+    // When they agree, or a term leaves the model open, nothing is said here.
+    var agreeing = pod("nvidia.com/gpu", term(on(LABEL, "In", "Tesla-M40", "Tesla-V100-SXM2-16GB")));
+    agreeing.getSpec().setNodeSelector(Map.of(LABEL, "Tesla-M40"));
+    assertThat(modelRefusals(validate(agreeing, PolicyParser.builtInDefault(), true))).isEmpty();
+    var open = pod("nvidia.com/gpu", term(on(LABEL, "In", "Tesla-V100-SXM2-16GB")), term(on("topology.kubernetes.io/zone", "In", "cn-beijing-a")));
+    open.getSpec().setNodeSelector(Map.of(LABEL, "Tesla-M40"));
+    assertThat(modelRefusals(validate(open, PolicyParser.builtInDefault(), true))).isEmpty();
+  }
+
+  @Test
   void onlyWarnsWhenThePolicySaysWarn() {
     var result = validate(pod("aliyun.com/gpu-mem", term(on(LABEL, "In", "A100-SXM4-80GB"))), policy("feasibility:\n  onInfeasible: warn\n"), true);
 
