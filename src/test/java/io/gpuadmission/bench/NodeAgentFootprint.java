@@ -95,15 +95,17 @@ public final class NodeAgentFootprint {
       var perRound = working.rounds() == 0 ? 0 : (working.cpuMillis() - idle.cpuMillis()) / working.rounds();
       System.out.printf("CPU per round (5 s agent minus hourly agent, over %d rounds): %.2f ms; at one round per 5 s: %.3f%% of a core%n",
           working.rounds(), perRound, perRound / 5000 * 100);
-      System.out.printf("RSS: agent %.1f MiB = %.2f x the JVM floor (%.1f MiB)%n", working.rssMib(), working.rssMib() / floor.rssMib(), floor.rssMib());
+      System.out.printf("RSS: agent %.1f MiB (at most %.1f in the window) = %.2f x the JVM floor (%.1f MiB)%n", working.rssMib(),
+          working.rssMaxMib(), working.rssMib() / floor.rssMib(), floor.rssMib());
     }
   }
 
-  record Figures(String label, double rssMib, double cpuMillis, long rounds, Duration window) {
+  /** {@code rssMib} at the window's end, {@code rssMaxMib} the highest of its samples once a second. */
+  record Figures(String label, double rssMib, double rssMaxMib, double cpuMillis, long rounds, Duration window) {
     @Override
     public String toString() {
-      return String.format("%-28s rss_mib=%.1f cpu_ms=%.1f rounds=%d core_pct=%.3f", label, rssMib, cpuMillis, rounds,
-          cpuMillis / window.toMillis() * 100);
+      return String.format("%-28s rss_mib=%.1f rss_max_mib=%.1f cpu_ms=%.1f rounds=%d core_pct=%.3f", label, rssMib, rssMaxMib, cpuMillis,
+          rounds, cpuMillis / window.toMillis() * 100);
     }
   }
 
@@ -138,8 +140,8 @@ public final class NodeAgentFootprint {
     try {
       Thread.sleep(settle.toMillis());
       var before = cpuNanos(process.pid());
-      Thread.sleep(window.toMillis());
-      return new Figures("JVM floor (sleeps)", rssMib(process.pid()), (cpuNanos(process.pid()) - before) / 1e6, 0, window);
+      var highest = highestRss(process.pid(), window);
+      return new Figures("JVM floor (sleeps)", rssMib(process.pid()), highest, (cpuNanos(process.pid()) - before) / 1e6, 0, window);
     } finally {
       process.destroy();
       process.waitFor();
@@ -206,7 +208,7 @@ public final class NodeAgentFootprint {
       var pid = agent.pid();
       var lists = kubelet.lists();
       var before = cpuNanos(pid);
-      Thread.sleep(window.toMillis());
+      var highest = highestRss(pid, window);
       var cpu = (cpuNanos(pid) - before) / 1e6;
       var rounds = kubelet.lists() - lists;
       var rss = rssMib(pid);
@@ -233,7 +235,7 @@ public final class NodeAgentFootprint {
           throw new IllegalStateException(label + ": " + recorded + " of 8 GPU pods recorded\n" + agent.stdout());
         }
       }
-      return new Figures(label, rss, cpu, rounds, window);
+      return new Figures(label, rss, highest, cpu, rounds, window);
     }
   }
 
@@ -248,6 +250,17 @@ public final class NodeAgentFootprint {
       }
     }
     return options;
+  }
+
+  /** Waits out {@code window}, reading the process's RSS once a second: the highest reading. */
+  private static double highestRss(long pid, Duration window) throws IOException, InterruptedException {
+    var end = System.nanoTime() + window.toNanos();
+    var highest = rssMib(pid);
+    while (System.nanoTime() < end) {
+      Thread.sleep(Math.min(1000, Math.max(1, (end - System.nanoTime()) / 1_000_000)));
+      highest = Math.max(highest, rssMib(pid));
+    }
+    return highest;
   }
 
   private static double rssMib(long pid) throws IOException {
