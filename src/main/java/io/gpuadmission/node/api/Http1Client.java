@@ -15,22 +15,25 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
 
 /**
- * HTTP/1.1 as the node agent speaks it to the API server: one request per connection
- * ({@code Connection: close}), on a JDK socket, TLS by the JDK's {@link SSLSocket} with the host
- * name checked as HTTPS does (RFC 2818, by the JDK's trust manager). The response's head is read
- * here; its body is a stream that decodes {@code Transfer-Encoding: chunked} or stops at
- * {@code Content-Length}, and closing it closes the connection (from any thread: that is how a
- * watch is ended).
+ * HTTP/1.1 as the node agent speaks it to the API server, on a JDK socket, TLS by the JDK's
+ * {@link SSLSocket} with the host name checked as HTTPS does (RFC 2818, by the JDK's trust
+ * manager). The response's head is read here; its body is a stream that decodes
+ * {@code Transfer-Encoding: chunked} or stops at {@code Content-Length}. A watch has a connection
+ * of its own ({@code Connection: close}), and closing its body closes it (from any thread: that is
+ * how a watch is ended). Other calls keep their connection for the next one when their body was
+ * read to its end, one idle connection at most, for a minute: a TLS handshake in the agent's
+ * interpreter costs tens of milliseconds of its CPU, and the calls come in bursts (a patch per
+ * container start, a job's pods together). A kept connection the server has closed meanwhile is
+ * replaced by a new one before any answer is read, as Go's client does.
  *
  * <p>Hand-written for the agent's footprint: the JDK's {@code java.net.http} client, with its
  * asynchronous TLS engine and its selector thread, cost the agent ~500 classes (bench/README.md,
- * "Node agent"), and {@code HttpURLConnection} cannot send PATCH. The agent makes a handful of
- * calls a minute (a patch per container start, a watch every few minutes), so a connection per
- * call costs it nothing it would notice; TLS sessions are resumed by the SSL context's cache.
+ * "Node agent"), and {@code HttpURLConnection} cannot send PATCH.
  */
 final class Http1Client {
   /** A response head larger than this is not an API server's. */
@@ -46,9 +49,33 @@ final class Http1Client {
     }
   }
 
+  /** How long a connection is kept idle for the next call. */
+  static final Duration KEEP_IDLE = Duration.ofMinutes(1);
+
   private final SSLSocketFactory tls;
   private final boolean checkHostName;
   private final Duration connectTimeout;
+  private final AtomicReference<Idle> idle = new AtomicReference<>();
+
+  /** An open connection: the socket, the TLS layer over it (or the same socket) and what is read from it. */
+  record Connection(String origin, Socket raw, Socket socket, BufferedInputStream in) {
+    void close() {
+      try {
+        raw.close();
+      } catch (IOException e) {
+        // closed either way
+      }
+    }
+  }
+
+  private record Idle(Connection connection, long since) {}
+
+  /** A kept connection the server closed while it was idle: nothing was answered on it. */
+  private static final class Stale extends IOException {
+    Stale(Throwable cause) {
+      super("the kept connection was closed", cause);
+    }
+  }
 
   /**
    * A client; {@code tls} for https URLs (null: http only), whose host names are checked against
@@ -75,10 +102,24 @@ final class Http1Client {
     }
     var host = uri.getHost();
     var port = uri.getPort() != -1 ? uri.getPort() : https ? 443 : 80;
-    var deadline = System.nanoTime() + timeout.toNanos();
+    var origin = uri.getScheme() + "://" + host + ":" + port;
+    if (!streaming) {
+      var kept = idle.getAndSet(null);
+      if (kept != null && kept.connection().origin().equals(origin) && System.nanoTime() - kept.since() < KEEP_IDLE.toNanos()) {
+        try {
+          return send(kept.connection(), new Deadline(kept.connection().raw(), timeout), timeout, true, method, uri, headers, body, false);
+        } catch (Stale e) {
+          // Closed by the server while idle: a new connection, as if it had not been kept.
+        }
+      } else if (kept != null) {
+        kept.connection().close();
+      }
+    }
     var raw = new Socket();
     // A per-read timeout alone lets a server that sends a byte now and then hold the call for good.
     var head = new Deadline(raw, timeout);
+    var deadline = System.nanoTime() + timeout.toNanos();
+    Connection connection;
     try {
       raw.setTcpNoDelay(true);
       raw.connect(new InetSocketAddress(host, port), (int) Math.max(1, Math.min(connectTimeout.toMillis(), timeout.toMillis())));
@@ -95,17 +136,53 @@ final class Http1Client {
         secure.startHandshake();
         socket = secure;
       }
-      var out = socket.getOutputStream();
-      out.write(head(method, uri, host, port, https, headers, body).getBytes(StandardCharsets.ISO_8859_1));
-      if (body != null) {
-        out.write(body);
+      connection = new Connection(origin, raw, socket, new BufferedInputStream(socket.getInputStream(), 8 * 1024));
+    } catch (IOException | RuntimeException e) {
+      head.end();
+      raw.close();
+      if (head.passed()) {
+        throw new SocketTimeoutException("no answer in time");
       }
-      out.flush();
-      var in = new BufferedInputStream(socket.getInputStream(), 8 * 1024);
+      throw e;
+    }
+    return send(connection, head, timeout, false, method, uri, headers, body, streaming);
+  }
+
+  /** Writes the request on {@code connection} and reads the answer's head before {@code head} passes. */
+  private Response send(Connection connection, Deadline head, Duration timeout, boolean kept, String method, URI uri,
+      Map<String, String> headers, byte[] body, boolean streaming) throws IOException {
+    var raw = connection.raw();
+    var deadline = System.nanoTime() + timeout.toNanos();
+    try {
+      try {
+        raw.setSoTimeout(remainingMillis(deadline));
+        var out = connection.socket().getOutputStream();
+        var https = connection.socket() != raw;
+        out.write(head(method, uri, uri.getHost(), connection.origin(), https, headers, body, streaming).getBytes(StandardCharsets.ISO_8859_1));
+        if (body != null) {
+          out.write(body);
+        }
+        out.flush();
+        if (kept) {
+          // Its first byte tells a kept connection the server closed (end or reset) from an answer.
+          connection.in().mark(1);
+          if (connection.in().read() == -1) {
+            throw new Stale(null);
+          }
+          connection.in().reset();
+        }
+      } catch (Stale | SocketTimeoutException e) {
+        throw e;
+      } catch (IOException e) {
+        if (kept && !head.passed()) {
+          throw new Stale(e);
+        }
+        throw e;
+      }
       Response response;
       do {
         raw.setSoTimeout(remainingMillis(deadline));
-        response = readHead(in, raw, streaming ? null : timeout);
+        response = readHead(connection, streaming ? null : timeout, this);
       } while (response.status() / 100 == 1);
       head.end();
       if (head.passed()) {
@@ -116,11 +193,19 @@ final class Http1Client {
       return response;
     } catch (IOException | RuntimeException e) {
       head.end();
-      raw.close();
+      connection.close();
       if (head.passed()) {
         throw new SocketTimeoutException("no answer in time");
       }
       throw e;
+    }
+  }
+
+  /** Keeps {@code connection} for the next call, closing the one kept before. */
+  private void keep(Connection connection) {
+    var before = idle.getAndSet(new Idle(connection, System.nanoTime()));
+    if (before != null) {
+      before.connection().close();
     }
   }
 
@@ -156,7 +241,9 @@ final class Http1Client {
     }
   }
 
-  private static String head(String method, URI uri, String host, int port, boolean https, Map<String, String> headers, byte[] body) {
+  private static String head(String method, URI uri, String host, String origin, boolean https, Map<String, String> headers, byte[] body,
+      boolean streaming) {
+    var port = Integer.parseInt(origin.substring(origin.lastIndexOf(':') + 1));
     var target = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
     if (uri.getRawQuery() != null) {
       target += "?" + uri.getRawQuery();
@@ -170,11 +257,13 @@ final class Http1Client {
     if (body != null) {
       text.append("Content-Length: ").append(body.length).append("\r\n");
     }
-    return text.append("Connection: close\r\n\r\n").toString();
+    // A watch's connection is its own until it ends; any other may serve the next call.
+    return text.append(streaming ? "Connection: close\r\n\r\n" : "\r\n").toString();
   }
 
   /** The status line and headers, then the body as the headers frame it, to arrive within {@code bodyTimeout} (null: no limit). */
-  private static Response readHead(InputStream in, Socket raw, Duration bodyTimeout) throws IOException {
+  private static Response readHead(Connection connection, Duration bodyTimeout, Http1Client client) throws IOException {
+    var in = connection.in();
     var budget = new int[] {MAX_HEAD};
     var status = line(in, budget);
     // "HTTP/1.1 200 OK": the version, a space, three digits.
@@ -197,11 +286,14 @@ final class Http1Client {
       var value = line.substring(colon + 1).strip();
       headers.merge(name, value, (a, b) -> a + ", " + b);
     }
-    return new Response(code, headers, body(code, headers, in, raw, bodyTimeout));
+    // HTTP/1.1 keeps the connection unless either side says close; a watch (no body timeout) is never kept.
+    var keep = bodyTimeout != null && status.startsWith("HTTP/1.1") && !headers.getOrDefault("connection", "").toLowerCase(Locale.ROOT).contains("close");
+    return new Response(code, headers, body(code, headers, connection, bodyTimeout, keep ? client : null));
   }
 
-  private static InputStream body(int status, Map<String, String> headers, InputStream in, Socket raw, Duration timeout)
+  private static InputStream body(int status, Map<String, String> headers, Connection connection, Duration timeout, Http1Client keeper)
       throws IOException {
+    var in = connection.in();
     InputStream body;
     var encoding = headers.get("transfer-encoding");
     var length = headers.get("content-length");
@@ -219,7 +311,8 @@ final class Http1Client {
       body = in;
     }
     var ends = timeout != null && status / 100 != 1;
-    return new ClosingBody(body, raw, ends ? new Deadline(raw, timeout) : null);
+    return new ClosingBody(body, connection, ends ? new Deadline(connection.raw(), timeout) : null,
+        body == in || status / 100 == 1 ? null : keeper);
   }
 
   /** A Content-Length: a number, or the same number repeated ("2, 2", RFC 9110 §8.6). */
@@ -275,19 +368,26 @@ final class Http1Client {
   }
 
   /**
-   * The body: its end closes the connection, and so does {@link #close} from any thread (the
-   * socket, not the TLS layer's locks). With a deadline (any body but a watch's) it must arrive in
-   * time and be at most {@link #MAX_BODY} bytes.
+   * The body. Closing it closes the connection (the socket, not the TLS layer's locks, so that any
+   * thread can), or, when the call may keep it and the body was read to its end, keeps it for the
+   * next call. With a deadline (any body but a watch's) it must arrive in time and be at most
+   * {@link #MAX_BODY} bytes.
    */
   private static final class ClosingBody extends FilterInputStream {
-    private final Socket raw;
-    private final Deadline deadline;
-    private long read;
+    /** What is left unread of a body to be kept: read to its end at close rather than lose the connection. */
+    private static final int DRAIN = 16 * 1024;
 
-    ClosingBody(InputStream body, Socket raw, Deadline deadline) {
+    private final Connection connection;
+    private final Deadline deadline;
+    private final Http1Client keeper;
+    private long read;
+    private boolean closed;
+
+    ClosingBody(InputStream body, Connection connection, Deadline deadline, Http1Client keeper) {
       super(body);
-      this.raw = raw;
+      this.connection = connection;
       this.deadline = deadline;
+      this.keeper = keeper;
     }
 
     @Override
@@ -314,11 +414,38 @@ final class Http1Client {
     }
 
     @Override
-    public void close() throws IOException {
+    public void close() {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      if (keeper != null && readToTheEnd() && (deadline == null || !deadline.passed())) {
+        deadline.end();
+        keeper.keep(connection);
+        return;
+      }
       if (deadline != null) {
         deadline.end();
       }
-      raw.close();
+      connection.close();
+    }
+
+    /** Whether the body is read to its end (a parser stops at its last brace, before a chunked body's last chunk). */
+    private boolean readToTheEnd() {
+      // Reads through the body's framing (skip would reach past a Content-Length body into the socket).
+      var rest = new byte[1024];
+      try {
+        for (long drained = 0; drained <= DRAIN; ) {
+          var n = in.read(rest, 0, rest.length);
+          if (n == -1) {
+            return true;
+          }
+          drained += n;
+        }
+        return false;
+      } catch (IOException e) {
+        return false;
+      }
     }
   }
 
@@ -358,6 +485,13 @@ final class Http1Client {
       }
       left -= n;
       return n;
+    }
+
+    @Override
+    public long skip(long count) throws IOException {
+      var skipped = in.skip(Math.min(Math.max(0, count), left));
+      left -= skipped;
+      return skipped;
     }
 
     @Override

@@ -65,9 +65,65 @@ class Http1ClientTest {
         + "Host: 127.0.0.1:" + server.getPort() + "\r\n"
         + "User-Agent: gpu-admission-node-agent\r\n"
         + "Content-Type: application/merge-patch+json\r\n"
-        + "Content-Length: 7\r\n"
-        + "Connection: close\r\n\r\n"
+        + "Content-Length: 7\r\n\r\n"
         + "{\"a\":1}");
+  }
+
+  @Test
+  void aCallKeepsItsConnectionForTheNextAndAWatchHasOneOfItsOwn() throws Exception {
+    var connections = new java.util.concurrent.atomic.AtomicInteger();
+    var requests = new LinkedBlockingQueue<String>();
+    var server = rawServer(socket -> {
+      connections.incrementAndGet();
+      var in = socket.getInputStream();
+      while (true) {
+        var request = readRequest(in);
+        if (request.isEmpty()) {
+          return;
+        }
+        requests.add(request.lines().findFirst().orElse("") + (request.contains("Connection: close") ? " (close)" : ""));
+        if (request.contains("watch=true")) {
+          write(socket, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\na\n\r\n0\r\n\r\n");
+          return;
+        }
+        // Chunked: the parser stops at the last brace, before the last chunk, which close() reads.
+        write(socket, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n");
+      }
+    });
+    var api = ApiServer.at(server.resolve("").toString(), serviceAccount, false, TIMEOUT);
+
+    api.get("/api/v1/nodes/gpu-1");
+    api.mergePatch("/api/v1/namespaces/default/pods/p", "{}");
+    try (var lines = api.watch("/api/v1/pods?watch=true")) {
+      assertThat(lines.readLine()).isEqualTo("a");
+    }
+    api.get("/api/v1/nodes/gpu-1");
+
+    assertThat(List.of(requests.poll(5, TimeUnit.SECONDS), requests.poll(5, TimeUnit.SECONDS), requests.poll(5, TimeUnit.SECONDS),
+        requests.poll(5, TimeUnit.SECONDS))).containsExactly("GET /api/v1/nodes/gpu-1 HTTP/1.1", "PATCH /api/v1/namespaces/default/pods/p HTTP/1.1",
+            "GET /api/v1/pods?watch=true HTTP/1.1 (close)", "GET /api/v1/nodes/gpu-1 HTTP/1.1");
+    // The two calls and the last one on one connection, the watch on its own.
+    assertThat(connections.get()).isEqualTo(2);
+  }
+
+  @Test
+  void aKeptConnectionTheServerClosedIsReplacedAndOneItSaysToCloseIsNotKept() throws Exception {
+    var connections = new java.util.concurrent.atomic.AtomicInteger();
+    var server = rawServer(socket -> {
+      var n = connections.incrementAndGet();
+      var in = socket.getInputStream();
+      readRequest(in);
+      // The first connection ends after its answer without a word (an idle timeout); the second says so.
+      write(socket, n == 1 ? "HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"n\":1}"
+          : "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 7\r\n\r\n{\"n\":" + n + "}");
+    });
+    var api = ApiServer.at(server.resolve("").toString(), serviceAccount, false, TIMEOUT);
+
+    assertThat(api.get("/a").path("n").asInt()).isEqualTo(1);
+    Thread.sleep(200);
+    assertThat(api.get("/b").path("n").asInt()).isEqualTo(2);
+    assertThat(api.get("/c").path("n").asInt()).isEqualTo(3);
+    assertThat(connections.get()).isEqualTo(3);
   }
 
   @Test
@@ -381,7 +437,7 @@ class Http1ClientTest {
     while (!head.toString().endsWith("\r\n\r\n")) {
       var b = in.read();
       if (b == -1) {
-        break;
+        return head.toString();
       }
       head.append((char) b);
     }
