@@ -12,11 +12,13 @@ import java.io.IOException;
  * Reads a quantity as fabric8 does, except that a string fabric8's own parser throws on ({@code
  * "1e3k"}) is kept as written instead of failing the whole object: {@code pod/QuantitySyntax} then
  * refuses it in the project's words, as it refuses {@code "lots"}, which fabric8 keeps as written.
+ * Every mapper that reads pods or nodes from a client takes it ({@link KubernetesJson}, the
+ * extender's codec), and then refuses with {@code QuantitySyntax} what it kept.
  */
-final class QuantityAsWritten extends JsonDeserializer<Quantity> {
+public final class QuantityAsWritten extends JsonDeserializer<Quantity> {
   /** Put on {@link Quantity} as a Jackson mix-in: a mix-in's annotation replaces the class's own deserializer. */
   @JsonDeserialize(using = QuantityAsWritten.class)
-  abstract static class MixIn {}
+  public abstract static class MixIn {}
 
   @Override
   public Quantity deserialize(JsonParser parser, DeserializationContext context) throws IOException {

@@ -149,7 +149,10 @@ public class ValidationService {
           if (malformed.isPresent()) {
             return malformed(review, malformed.get(), start);
           }
-          requireFieldTypes(review, template);
+          var badQuantity = TemplateQuantities.problem(requireFieldTypes(review, template), template.path());
+          if (badQuantity.isPresent()) {
+            return malformed(review, badQuantity.get(), start);
+          }
         }
         result =
             workloads.validate(kind.get(), review.object(), review.oldObject(), review.namespace(), policy, cluster, models.get());
@@ -244,11 +247,11 @@ public class ValidationService {
   /**
    * A template field of the wrong JSON type ({@code hostPID: "maybe"}) makes the review malformed,
    * as it does for a Pod sent alone: a 400 naming the field from the object's root ({@code
-   * spec.template.spec.hostPID}), not the failure mode's "could not judge".
+   * spec.template.spec.hostPID}), not the failure mode's "could not judge". Returns the template, typed.
    */
-  private static void requireFieldTypes(DecodedReview review, PodTemplate template) {
+  private static PodTemplateSpec requireFieldTypes(DecodedReview review, PodTemplate template) {
     try {
-      KubernetesJson.mapper().treeToValue(template.template(), PodTemplateSpec.class);
+      return KubernetesJson.mapper().treeToValue(template.template(), PodTemplateSpec.class);
     } catch (JsonProcessingException e) {
       throw new MalformedObjectException(subject(review) + JsonProblem.describe(e, "a PodTemplateSpec object", template.path(), false));
     }

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.admission.JsonProblem;
+import io.gpuadmission.admission.QuantityAsWritten;
 import io.gpuadmission.placement.PlacementDecider.NodeScore;
 import io.gpuadmission.preemption.CandidateReview;
 import io.gpuadmission.pod.NullListEntry;
@@ -20,8 +21,10 @@ import java.util.function.Function;
 
 /** Reads extender requests, refusing what kube-scheduler could not have sent with a reason. */
 final class ExtenderCodec {
-  private static final ObjectMapper MAPPER =
-      JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+  // Quantities kept as written: args() and preemptionArgs() refuse, in the project's words, those
+  // that are no quantity before any placement arithmetic reads them.
+  private static final ObjectMapper MAPPER = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+      .addMixIn(io.fabric8.kubernetes.api.model.Quantity.class, QuantityAsWritten.MixIn.class).build();
   private static final ExtenderArgsReader ARGS = new ExtenderArgsReader(MAPPER);
 
   private ExtenderCodec() {}

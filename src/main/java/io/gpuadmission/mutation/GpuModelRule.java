@@ -8,6 +8,7 @@ import io.gpuadmission.pod.PodSelectors;
 import io.gpuadmission.policy.KubernetesNames;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.TreeSet;
 
 /**
  * Pins a whole-GPU pod to a GPU model: the model it names in an annotation, else its namespace's
@@ -55,6 +56,9 @@ public final class GpuModelRule implements PodMutationRule {
       if (model != null) {
         keptUsersChoice(pod, modelLabel, model, asked != null ? "the pod asks for GPU model " + asked
             : "namespace " + context.namespace() + "'s default GPU model is " + model, report);
+      }
+      if (minimum != null && PodSelectors.nodeSelectorValue(pod, modelLabel).isEmpty()) {
+        minimumWithinOwnAffinity(pod, context, modelLabel, minimum, report);
       }
       return;
     }
@@ -166,6 +170,58 @@ public final class GpuModelRule implements PodMutationRule {
     }
     NodeAffinityEditor.requireEverywhere(pod, NodeAffinityEditor.requirement(modelLabel, "In", models));
     report.changed(NAME, "node affinity " + modelLabel + " In " + String.join(",", models) + " (at least " + minimum + " per GPU)");
+  }
+
+  /**
+   * The pod selects models by its own required node affinity and names a minimum: the models that
+   * have it are ANDed into every required term, so kube-scheduler keeps only the models both allow
+   * ({@code In [Tesla-M40, Tesla-V100-SXM2-16GB]} and {@code In [Tesla-V100-SXM2-16GB, ...]} leave
+   * the V100). A model the pod names that no node has now stays in the list: its memory is not
+   * known, and feasibility judges a model no node has. When every model the pod selects is known
+   * and lacks the minimum, nothing is added (the pod would match no node): feasibility refuses the
+   * contradiction at {@code /validate}. A pod pinned by nodeSelector never gets here: its one model
+   * is judged the same way.
+   */
+  private static void minimumWithinOwnAffinity(
+      Pod pod, MutationContext context, String modelLabel, String minimum, MutationReport report) {
+    var parsed = GpuModelCatalog.minimumMiB(minimum);
+    if (parsed.isEmpty()) {
+      report.note("min-gpu-memory \"" + minimum + "\" is not a quantity such as 16Gi; ignored");
+      return;
+    }
+    var catalog = context.models();
+    if (catalog.isEmpty()) {
+      report.note("no GPU nodes known yet; min-gpu-memory " + minimum + " not applied to the pod's own node affinity on " + modelLabel);
+      return;
+    }
+    var enough = catalog.modelsWithAtLeast(parsed.getAsLong(), context.policy().gpuModel().memoryTolerancePercent());
+    var known = catalog.smallestMemoryMiB().keySet();
+    var selected = PodSelectors.selectedValues(pod, modelLabel);
+    if (selected.isPresent() && known.containsAll(selected.get()) && selected.get().stream().noneMatch(enough::contains)) {
+      report.note("none of the GPU models the pod's node affinity selects (" + String.join(", ", new TreeSet<>(selected.get()))
+          + ") has min-gpu-memory " + minimum + " per GPU; its affinity was kept as written");
+      return;
+    }
+    if (enough.isEmpty()) {
+      report.note("no GPU model in the cluster has " + minimum + " per GPU; min-gpu-memory not applied");
+      return;
+    }
+    var allowed = new TreeSet<>(enough);
+    for (var term : NodeAffinityEditor.requiredTerms(pod)) {
+      if (term == null || term.getMatchExpressions() == null) {
+        continue;
+      }
+      for (var e : term.getMatchExpressions()) {
+        if (e != null && modelLabel.equals(e.getKey()) && "In".equals(e.getOperator()) && e.getValues() != null) {
+          e.getValues().stream().filter(v -> v != null && !known.contains(v)).forEach(allowed::add);
+        }
+      }
+    }
+    var models = List.copyOf(allowed);
+    if (NodeAffinityEditor.requireEverywhere(pod, NodeAffinityEditor.requirement(modelLabel, "In", models))) {
+      report.changed(NAME, "node affinity " + modelLabel + " In " + String.join(",", models)
+          + " ANDed into each of the pod's required terms (at least " + minimum + " per GPU)");
+    }
   }
 
   /** Node labels spell models with dashes: {@code Tesla V100-SXM2-16GB} is {@code Tesla-V100-SXM2-16GB}. */

@@ -138,7 +138,9 @@ public final class FeasibilityRule implements PodRule {
       return true;
     }
     var enough = catalog.modelsWithAtLeast(mib.getAsLong(), policy.gpuModel().memoryTolerancePercent());
-    if (PodSelectors.selectsByLabel(pod, policy.nodeLabels().model())) {
+    // A selection that leaves the model open (Exists, NotIn) is judged as no selection: the minimum alone.
+    if (PodSelectors.selectsByLabel(pod, policy.nodeLabels().model())
+        && PodSelectors.selectedValues(pod, policy.nodeLabels().model()).isPresent()) {
       return selectedModelsFit(s, result, catalog, enough, annotation, minimum);
     }
     if (!enough.isEmpty()) {

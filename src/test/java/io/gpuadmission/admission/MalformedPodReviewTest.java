@@ -214,6 +214,37 @@ class MalformedPodReviewTest {
         + KubernetesJson.mapper().writeValueAsString(message) + ",\"reason\":\"BadRequest\",\"status\":\"Failure\"}");
   }
 
+  /**
+   * A quantity that is no quantity inside a workload's pod template gets the Pod's answer (refused
+   * as BadRequest naming the container, the resource and the value), the container named from the
+   * object's root, never the failure mode's "could not judge".
+   */
+  @ParameterizedTest(name = "{0} {1} {2}")
+  @CsvSource(delimiter = '|', value = {
+    "deployment-share-notebook.yaml | /spec/template/spec/containers/0/resources/limits                     | lots | Deployment \"notebook\": spec.template.spec.containers[0].resources.limits[\"aliyun.com/gpu-mem\"] of container \"jupyter\"",
+    "deployment-share-notebook.yaml | /spec/template/spec/containers/0/resources/requests                   | 1e3k | Deployment \"notebook\": spec.template.spec.containers[0].resources.requests[\"aliyun.com/gpu-mem\"] of container \"jupyter\"",
+    "job-topology-completions.yaml  | /spec/template/spec/containers/0/resources/limits                     | 1e3k | Job \"eval-sweep\": spec.template.spec.containers[0].resources.limits[\"aliyun.com/gpu-mem\"] of container \"eval\"",
+    "pytorchjob-consistent.yaml     | /spec/pytorchReplicaSpecs/Worker/template/spec/containers/0/resources/limits | lots | PyTorchJob \"pytorch-dist-nccl\": spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].resources.limits[\"aliyun.com/gpu-mem\"] of container \"pytorch\"",
+    "pytorchjob-consistent.yaml     | /spec/pytorchReplicaSpecs/Master/template/spec/containers/0/resources/limits | 1E3Ki | PyTorchJob \"pytorch-dist-nccl\": spec.pytorchReplicaSpecs.Master.template.spec.containers[0].resources.limits[\"aliyun.com/gpu-mem\"] of container \"pytorch\"",
+  })
+  void refusesATemplateWhoseQuantityIsNoQuantityNamingWhereFromTheRoot(String fixture, String pointer, String value, String where)
+      throws IOException {
+    var object = Fixtures.yamlTree(Fixtures.path("workloads/" + fixture)).deepCopy();
+    var resources = (ObjectNode) object.at(JsonPointer.compile(pointer).head());
+    if (!resources.has(JsonPointer.compile(pointer).last().getMatchingProperty())) {
+      resources.putObject(JsonPointer.compile(pointer).last().getMatchingProperty());
+    }
+    ((ObjectNode) object.at(pointer)).put("aliyun.com/gpu-mem", value);
+
+    var response = post("validate", KubernetesJson.mapper().readTree(io.gpuadmission.support.Reviews.create("template-quantity", object)));
+
+    assertThat(response.path("allowed").asBoolean()).isFalse();
+    assertThat(response.path("status").path("code").asInt()).isEqualTo(403);
+    assertThat(response.path("status").path("reason").asText()).isEqualTo("BadRequest");
+    assertThat(response.path("status").path("message").asText()).isEqualTo(where + " is \"" + value + "\", not a quantity (a quantity is a"
+        + " number with an optional suffix, such as 2, 500m, 16Gi or 1e3)");
+  }
+
   /** The review fixtures of pods with a field of the wrong type: each endpoint's whole 400 answer. */
   @ParameterizedTest(name = "{0} {1}")
   @CsvSource({"mutate, pod-gpu-malformed-field", "validate, pod-gpu-malformed-field", "mutate, pod-cpu-malformed-field",

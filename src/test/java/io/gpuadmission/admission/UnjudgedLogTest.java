@@ -3,12 +3,16 @@ package io.gpuadmission.admission;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gpuadmission.cluster.GpuNode;
+import io.gpuadmission.cluster.InformerClusterView;
 import io.gpuadmission.support.Fixtures;
 import io.gpuadmission.support.LogCapture;
 import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusMock;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.http.ContentType;
 import java.net.URL;
+import java.util.List;
 import java.util.logging.Level;
 import org.junit.jupiter.api.Test;
 
@@ -25,9 +29,17 @@ class UnjudgedLogTest {
   void logsOneWarnLineWithUidAndReasonAndNoTracePerUnjudgeablePod() {
     // A uid of its own: other tests in this application send the same fixture, already logged.
     var uid = "unjudged-" + System.nanoTime();
-    // A workload whose template the rules cannot read (a quantity that is no number): /validate judges
-    // workloads, /mutate leaves them alone.
-    var review = Fixtures.text(Fixtures.path("reviews/deployment-gpu-unjudgeable.json")).replace("0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d50", uid);
+    // Every object the rules cannot read is refused as malformed before they run (MalformedPod, field
+    // types, quantities), so what is left unjudgeable is a failure beside the object: here the
+    // cluster's node cache failing while a GPU workload is judged. /validate judges workloads,
+    // /mutate leaves them alone.
+    QuarkusMock.installMockForType(new InformerClusterView(null, null, null) {
+      @Override
+      public List<GpuNode> nodes() {
+        throw new IllegalStateException("node cache unavailable");
+      }
+    }, InformerClusterView.class);
+    var review = Fixtures.text(Fixtures.path("reviews/deployment-gpu-cuda.json")).replace("0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d50", uid);
     try (var log = LogCapture.of("io.gpuadmission.admission.UnjudgedLog", false)) {
       for (var path : new String[] {"/validate", "/validate"}) {
         given().relaxedHTTPSValidation().baseUri(base.toString()).contentType(ContentType.JSON)
@@ -39,7 +51,7 @@ class UnjudgedLogTest {
         assertThat(record.getLevel()).isEqualTo(org.jboss.logmanager.Level.WARN);
         assertThat(record.getThrown()).isNull();
       });
-      var reason = "NumberFormatException: Character l is neither a decimal digit number";
+      var reason = "IllegalStateException: node cache unavailable";
       assertThat(log.records()).extracting(LogCapture::text).satisfiesExactly(
           validate -> assertThat(validate).startsWith(
               "validate: could not judge Deployment default/broken-gpu-deployment (uid " + uid + "): " + reason));

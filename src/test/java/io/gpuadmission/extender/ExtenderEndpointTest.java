@@ -396,6 +396,34 @@ class ExtenderEndpointTest {
     assertThat(json(post("/extender/prioritize", args).statusCode(400).extract().asString()).path("Error").asText()).isEqualTo(error);
   }
 
+  /**
+   * A quantity fabric8's own parser throws on ({@code 1e3k}, {@code 1E3Ki}) gets the project's
+   * wording, as {@code lots} does: each verb's 400 naming the container or node, the field and the
+   * value, never fabric8's message, and never arithmetic on it.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0} {1}")
+  @org.junit.jupiter.params.provider.CsvSource({"/extender/filter, 1e3k", "/extender/prioritize, 1E3Ki", "/extender/preempt, 1e3k"})
+  void aQuantityFabric8CannotParseGets400NamingTheField(String verb, String value) {
+    var pod = "{\"metadata\":{\"name\":\"p\",\"uid\":\"u\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
+        + "{\"requests\":{\"aliyun.com/gpu-mem\":\"" + value + "\"}}}]}}";
+    var args = verb.endsWith("preempt") ? "{\"Pod\":" + pod + ",\"NodeNameToMetaVictims\":{}}" : "{\"Pod\":" + pod + ",\"NodeNames\":[\"a\"]}";
+
+    assertThat(json(post(verb, args).statusCode(400).extract().asString()).path("Error").asText())
+        .isEqualTo("Pod \"p\": container \"c\": resources.requests[\"aliyun.com/gpu-mem\"] is \"" + value + "\", not a quantity (a quantity"
+            + " is a number with an optional suffix, such as 2, 500m, 16Gi or 1e3)");
+  }
+
+  @Test
+  void aSentNodeWhoseQuantityFabric8CannotParseGets400NamingTheNodeAndField() {
+    var args = "{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\",\"resources\":"
+        + "{\"limits\":{\"aliyun.com/gpu\":\"1\"}}}]}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"gpu-a\"},"
+        + "\"status\":{\"capacity\":{\"aliyun.com/gpu-mem\":\"1e3k\"}}}]}}";
+
+    assertThat(json(post("/extender/filter", args).statusCode(400).extract().asString()).path("Error").asText())
+        .isEqualTo("Node \"gpu-a\": status.capacity[\"aliyun.com/gpu-mem\"] is \"1e3k\", not a quantity (a quantity is a number with an"
+            + " optional suffix, such as 2, 500m, 16Gi or 1e3)");
+  }
+
   @Test
   void aPodFieldOfTheWrongTypeGets400NamingTheField() {
     var args = "{\"Pod\":{\"metadata\":{\"name\":\"p\"},\"spec\":{\"hostIPC\":\"yes\",\"containers\":[]}},\"NodeNames\":[\"a\"]}";

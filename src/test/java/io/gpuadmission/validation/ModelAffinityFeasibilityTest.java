@@ -209,6 +209,17 @@ class ModelAffinityFeasibilityTest {
   }
 
   @Test
+  void refusesAMinimumNoModelHasBesideAffinityThatLeavesTheModelOpen() {
+    var pod = pod("nvidia.com/gpu", term(on(LABEL, "Exists")));
+    pod.getMetadata().setAnnotations(Map.of("gpu-admission.io/min-gpu-memory", "32Gi"));
+
+    assertThat(validate(pod, PolicyParser.builtInDefault(), true).violations())
+        .containsExactly(new Violation("feasibility", "metadata.annotations.gpu-admission.io/min-gpu-memory",
+            "asks gpu-admission.io/min-gpu-memory 32Gi but no GPU model in the cluster has that much per GPU (the most: Tesla-V100-SXM2-16GB,"
+                + " 16130MiB); lower it or remove the annotation"));
+  }
+
+  @Test
   void refusesAWorkloadTemplateAskingAModelNoNodeHas() {
     var workloads = new WorkloadValidator(new PodMutator(PodMutator.standardRules(), KubernetesJson.mapper()), KubernetesJson.mapper());
     var policy = PolicyParser.builtInDefault();
