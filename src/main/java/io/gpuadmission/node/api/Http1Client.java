@@ -1,5 +1,6 @@
 package io.gpuadmission.node.api;
 
+import io.gpuadmission.node.deadline.DeadlineTimer;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.FilterInputStream;
@@ -220,7 +221,7 @@ final class Http1Client {
 
     Deadline(Socket socket, Duration after) {
       this.socket = socket;
-      this.task = Deadlines.after(after, this::pass);
+      this.task = DeadlineTimer.after(after, this::pass);
     }
 
     private void pass() {

@@ -2,6 +2,7 @@ package io.gpuadmission.node.api;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.gpuadmission.node.deadline.DeadlineTimer;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.time.Duration;
@@ -170,7 +171,7 @@ public final class ListWatch implements AutoCloseable {
         // Its answer is the news, not the first event (which may come minutes later).
         recovered();
       }
-      deadline = Deadlines.after(Duration.ofSeconds(timeout).plus(grace), () -> {
+      deadline = DeadlineTimer.after(Duration.ofSeconds(timeout).plus(grace), () -> {
         if (watching == lines) {
           LOG.warnf("%s: the watch outlived its %d s by %d s without the server ending it; watching again", what, timeout,
               grace.toSeconds());

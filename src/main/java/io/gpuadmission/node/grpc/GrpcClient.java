@@ -1,5 +1,6 @@
 package io.gpuadmission.node.grpc;
 
+import io.gpuadmission.node.deadline.DeadlineTimer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
@@ -35,7 +36,7 @@ public final class GrpcClient {
     // kubelet whose backlog is full never accepts), or the connection, which ends its blocking read.
     var holding = new java.util.concurrent.atomic.AtomicReference<java.io.Closeable>();
     var expired = new java.util.concurrent.atomic.AtomicBoolean();
-    var timer = GrpcTimer.after(timeout, () -> {
+    var timer = DeadlineTimer.after(timeout, () -> {
       expired.set(true);
       closeQuietly(holding.get());
     });

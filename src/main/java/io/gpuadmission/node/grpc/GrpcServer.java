@@ -1,5 +1,6 @@
 package io.gpuadmission.node.grpc;
 
+import io.gpuadmission.node.deadline.DeadlineTimer;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
@@ -27,7 +28,7 @@ import org.jboss.logging.Logger;
  * <p>What a client may hold is bounded ({@link Limits}): the connections open at once, the time to
  * start HTTP/2, the time a connection may stay with no stream open, the streams open at once on a
  * connection ({@link #MAX_STREAMS}) and the request bytes its calls hold ({@link #MAX_REQUEST}).
- * Their deadlines all run on {@link GrpcTimer}'s one thread.
+ * Their deadlines all run on the agent's one timer thread ({@link DeadlineTimer}).
  */
 public final class GrpcServer implements Closeable {
   private static final Logger LOG = Logger.getLogger(GrpcServer.class);
@@ -180,7 +181,7 @@ public final class GrpcServer implements Closeable {
       }
       var connection = new Connection(new Http2Connection(channel));
       connections.add(connection);
-      connection.deadline = GrpcTimer.after(limits.prefaceTimeout(), connection::prefaceExpired);
+      connection.deadline = DeadlineTimer.after(limits.prefaceTimeout(), connection::prefaceExpired);
       if (closed) {
         connection.h2.close();
       }
@@ -326,7 +327,7 @@ public final class GrpcServer implements Closeable {
         return;
       }
       LOG.debugf("%s: no call open for %d ms: connection ended", name, limits.idleTimeout().toMillis());
-      deadline = GrpcTimer.after(DRAIN_GRACE, h2::close);
+      deadline = DeadlineTimer.after(DRAIN_GRACE, h2::close);
       try {
         // Written on the connection's calls thread, not the timer's: a client that does not read
         // would hold the timer in the write (the grace's close then ends that write).
@@ -339,7 +340,7 @@ public final class GrpcServer implements Closeable {
     /** The next check: when the connection may have become idle, or sooner to see a stalled write. */
     private void checkAgainIn(Duration untilIdle) {
       var stallCheck = limits.stalledWriteTimeout().dividedBy(2);
-      deadline = GrpcTimer.after(untilIdle.compareTo(stallCheck) < 0 ? untilIdle : stallCheck, this::check);
+      deadline = DeadlineTimer.after(untilIdle.compareTo(stallCheck) < 0 ? untilIdle : stallCheck, this::check);
     }
 
     @Override
