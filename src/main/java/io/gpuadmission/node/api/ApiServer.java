@@ -242,7 +242,9 @@ public final class ApiServer implements AutoCloseable {
     }
   }
 
-  /** Nothing to release: each call has its own connection, closed with its answer. */
+  /** Closes the connection kept for the next call; a watch's connection closes with its reader. */
   @Override
-  public void close() {}
+  public void close() {
+    http.close();
+  }
 }

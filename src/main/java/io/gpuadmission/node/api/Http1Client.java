@@ -27,7 +27,8 @@ import javax.net.ssl.SSLSocketFactory;
  * {@code Transfer-Encoding: chunked} or stops at {@code Content-Length}. A watch has a connection
  * of its own ({@code Connection: close}), and closing its body closes it (from any thread: that is
  * how a watch is ended). Other calls keep their connection for the next one when their body was
- * read to its end, one idle connection at most, for a minute: a TLS handshake in the agent's
+ * read to its end (GETs and merge patches, which the server may receive twice: a kept connection
+ * closed unanswered is tried again on a new one), one idle connection at most, for a minute: a TLS handshake in the agent's
  * interpreter costs tens of milliseconds of its CPU, and the calls come in bursts (a patch per
  * container start, a job's pods together). A kept connection the server has closed meanwhile is
  * replaced by a new one before any answer is read, as Go's client does.
@@ -50,6 +51,8 @@ final class Http1Client {
     }
   }
 
+  /** A body (not a watch's) must arrive within this many times the call's timeout. */
+  static final int BODY_TIMEOUTS = 6;
   /** How long a connection is kept idle for the next call. */
   static final Duration KEEP_IDLE = Duration.ofMinutes(1);
 
@@ -93,7 +96,7 @@ final class Http1Client {
    * reads the response's head. {@code timeout} bounds the whole of the connect, the TLS handshake
    * and the wait for the head, however slowly the server trickles bytes; then, unless
    * {@code streaming} (a watch, which may be silent for minutes: its reader ends it), the body
-   * must arrive within {@code timeout} too, and be at most {@link #MAX_BODY} bytes.
+   * must arrive within {@link #BODY_TIMEOUTS} times {@code timeout}, and be at most {@link #MAX_BODY} bytes.
    */
   Response exchange(String method, URI uri, Map<String, String> headers, byte[] body, Duration timeout, boolean streaming)
       throws IOException {
@@ -104,7 +107,9 @@ final class Http1Client {
     var host = uri.getHost();
     var port = uri.getPort() != -1 ? uri.getPort() : https ? 443 : 80;
     var origin = uri.getScheme() + "://" + host + ":" + port;
-    if (!streaming) {
+    // Only a call the server may receive twice goes on a kept connection: one the server closes
+    // unanswered after reading it is sent again (a merge patch sets the same annotations twice).
+    if (!streaming && ("GET".equals(method) || "PATCH".equals(method))) {
       var kept = idle.getAndSet(null);
       if (kept != null && kept.connection().origin().equals(origin) && System.nanoTime() - kept.since() < KEEP_IDLE.toNanos()) {
         try {
@@ -199,6 +204,14 @@ final class Http1Client {
         throw new SocketTimeoutException("no answer in time");
       }
       throw e;
+    }
+  }
+
+  /** Closes the connection kept for the next call, if any. */
+  void close() {
+    var kept = idle.getAndSet(null);
+    if (kept != null) {
+      kept.connection().close();
     }
   }
 
@@ -312,7 +325,8 @@ final class Http1Client {
       body = in;
     }
     var ends = timeout != null && status / 100 != 1;
-    return new ClosingBody(body, connection, ends ? new Deadline(connection.raw(), timeout) : null,
+    // The body is read as it is parsed, in the agent's interpreter: a list of a few MiB takes seconds.
+    return new ClosingBody(body, connection, ends ? new Deadline(connection.raw(), timeout.multipliedBy(BODY_TIMEOUTS)) : null,
         body == in || status / 100 == 1 ? null : keeper);
   }
 
