@@ -18,21 +18,25 @@ public interface ClusterView {
   Optional<Map<String, String>> namespaceLabels(String namespace);
 
   /** A view with nothing in it: no cluster. */
-  ClusterView EMPTY =
-      new ClusterView() {
-        @Override
-        public List<GpuNode> nodes() {
-          return List.of();
-        }
+  ClusterView EMPTY = ofNodes(List.of());
 
-        @Override
-        public List<Pod> gangPods(String namespace, String label) {
-          return List.of();
-        }
+  /** A view of {@code nodes} alone: no gang pods, no namespace labels (the CLI's and the tests' cluster). */
+  static ClusterView ofNodes(List<GpuNode> nodes) {
+    return new ClusterView() {
+      @Override
+      public List<GpuNode> nodes() {
+        return nodes;
+      }
 
-        @Override
-        public Optional<Map<String, String>> namespaceLabels(String namespace) {
-          return Optional.empty();
-        }
-      };
+      @Override
+      public List<Pod> gangPods(String namespace, String label) {
+        return List.of();
+      }
+
+      @Override
+      public Optional<Map<String, String>> namespaceLabels(String namespace) {
+        return Optional.empty();
+      }
+    };
+  }
 }

@@ -43,22 +43,7 @@ class ModelAffinityFeasibilityTest {
     if (withNodes) {
       Fixtures.nodes(Fixtures.path("cluster/nodes.yaml")).forEach(n -> nodes.add(GpuNodeMapper.map(n, policy.nodeLabels())));
     }
-    return new ClusterView() {
-      @Override
-      public List<GpuNode> nodes() {
-        return nodes;
-      }
-
-      @Override
-      public List<Pod> gangPods(String namespace, String label) {
-        return List.of();
-      }
-
-      @Override
-      public Optional<Map<String, String>> namespaceLabels(String namespace) {
-        return Optional.empty();
-      }
-    };
+    return ClusterView.ofNodes(nodes);
   }
 
   private static NodeSelectorRequirement on(String key, String operator, String... values) {

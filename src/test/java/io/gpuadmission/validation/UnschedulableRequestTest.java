@@ -56,22 +56,7 @@ class UnschedulableRequestTest {
     var nodes = new java.util.ArrayList<GpuNode>();
     Fixtures.nodes(Fixtures.path(file)).forEach(n -> nodes.add(GpuNodeMapper.map(n, policy.nodeLabels())));
     nodes.addAll(more);
-    return new ClusterView() {
-      @Override
-      public List<GpuNode> nodes() {
-        return nodes;
-      }
-
-      @Override
-      public List<Pod> gangPods(String namespace, String label) {
-        return List.of();
-      }
-
-      @Override
-      public Optional<Map<String, String>> namespaceLabels(String namespace) {
-        return Optional.empty();
-      }
-    };
+    return ClusterView.ofNodes(nodes);
   }
 
   private ValidationResult workload(String fixture, GpuPolicy policy) {

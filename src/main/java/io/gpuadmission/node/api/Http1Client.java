@@ -144,12 +144,7 @@ final class Http1Client {
       }
       connection = new Connection(origin, raw, socket, new BufferedInputStream(socket.getInputStream(), 8 * 1024));
     } catch (IOException | RuntimeException e) {
-      head.end();
-      raw.close();
-      if (head.passed()) {
-        throw new SocketTimeoutException("no answer in time");
-      }
-      throw e;
+      throw failed(e, head, raw);
     }
     return send(connection, head, timeout, false, method, uri, headers, body, streaming);
   }
@@ -198,13 +193,28 @@ final class Http1Client {
       raw.setSoTimeout(streaming ? 0 : (int) Math.max(1, timeout.toMillis()));
       return response;
     } catch (IOException | RuntimeException e) {
-      head.end();
-      connection.close();
-      if (head.passed()) {
-        throw new SocketTimeoutException("no answer in time");
-      }
-      throw e;
+      throw failed(e, head, raw);
     }
+  }
+
+  /**
+   * What a call that broke off throws, its connection closed: the timeout when its deadline closed
+   * the socket under it (the read then met "socket closed"), else what it met.
+   */
+  private static IOException failed(Exception e, Deadline head, Socket raw) {
+    head.end();
+    try {
+      raw.close();
+    } catch (IOException closing) {
+      // closed either way
+    }
+    if (head.passed()) {
+      return new SocketTimeoutException("no answer in time");
+    }
+    if (e instanceof IOException io) {
+      return io;
+    }
+    throw (RuntimeException) e;
   }
 
   /** Closes the connection kept for the next call, if any. */
@@ -434,15 +444,15 @@ final class Http1Client {
         return;
       }
       closed = true;
-      if (keeper != null && readToTheEnd() && (deadline == null || !deadline.passed())) {
-        deadline.end();
-        keeper.keep(connection);
-        return;
-      }
+      var drained = keeper != null && readToTheEnd();
       if (deadline != null) {
         deadline.end();
       }
-      connection.close();
+      if (drained && (deadline == null || !deadline.passed())) {
+        keeper.keep(connection);
+      } else {
+        connection.close();
+      }
     }
 
     /** Whether the body is read to its end (a parser stops at its last brace, before a chunked body's last chunk). */
