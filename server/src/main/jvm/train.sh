@@ -11,7 +11,7 @@ set -euo pipefail
 java_home="$1"
 app="$2"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../../.." && pwd)"
+root="$(cd "$here/../../../.." && pwd)"
 java="$java_home/bin/java"
 
 cp "$here/jvm.args" "$app/jvm.args"

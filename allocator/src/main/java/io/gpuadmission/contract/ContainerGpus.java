@@ -1,21 +1,18 @@
-package io.gpuadmission.placement;
+package io.gpuadmission.contract;
 
-import io.fabric8.kubernetes.api.model.Container;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.gpuadmission.pod.PodResources;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.ToIntFunction;
 
 /**
  * Which of a pod's whole GPUs ({@link GpuAnnotations#GPU_INDICES}) each of its containers gets:
  * annotation {@code gpu-admission.io/container-gpus}, {@code "prep=0,3;trainer=0,3,5"}, written by
- * bind beside the pod's indices and read by the node agent's device plugin. Container names are
- * unique within a pod (init containers included) and hold no {@code =}, {@code ;} or {@code ,}.
+ * bind beside the pod's indices and read by the node agent's device plugin (so it lives where both
+ * programs can use it). Container names are unique within a pod (init containers included) and
+ * hold no {@code =}, {@code ;} or {@code ,}.
  *
  * <p>The split follows the kubelet's device manager (v1.32 {@code ManagerImpl.Allocate}), which
  * serves containers in its order, init containers first: a plain init container takes first the
@@ -41,23 +38,10 @@ public final class ContainerGpus {
   public record Slot(String name, boolean sidecar, int gpus) {}
 
   /**
-   * The parts of the containers that ask any GPU, in the kubelet's order, dealt from {@code gpus}
-   * ({@code count}: how many whole GPUs a container asks); empty when {@code gpus} do not suffice.
+   * The parts of the containers that ask any GPU, in the kubelet's order, dealt from {@code gpus};
+   * empty when {@code gpus} do not suffice. (placement/PodContainerGpus makes the slots of a fabric8
+   * pod; the node agent, of its own pod record.)
    */
-  public static Optional<List<Part>> split(Pod pod, List<Integer> gpus, ToIntFunction<Container> count) {
-    var spec = pod.getSpec();
-    var init = new ArrayList<Slot>();
-    var regular = new ArrayList<Slot>();
-    if (spec != null && spec.getInitContainers() != null) {
-      spec.getInitContainers().forEach(c -> init.add(new Slot(c.getName(), PodResources.isSidecar(c), count.applyAsInt(c))));
-    }
-    if (spec != null && spec.getContainers() != null) {
-      spec.getContainers().forEach(c -> regular.add(new Slot(c.getName(), false, count.applyAsInt(c))));
-    }
-    return split(init, regular, gpus);
-  }
-
-  /** The same split for containers named as slots (the node agent's pods, which are not fabric8's). */
   public static Optional<List<Part>> split(List<Slot> initContainers, List<Slot> containers, List<Integer> gpus) {
     var out = new ArrayList<Part>();
     var fresh = new ArrayList<>(new LinkedHashSet<>(gpus));

@@ -1,7 +1,5 @@
-package io.gpuadmission.placement;
+package io.gpuadmission.contract;
 
-import io.fabric8.kubernetes.api.model.Pod;
-import io.gpuadmission.pod.CpuRequest;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -11,8 +9,10 @@ import java.util.Optional;
 
 /**
  * The choice recorded on a pod at bind: ACK gpushare's annotations for a memory share (its device
- * plugin reads them to expose that GPU), ours for whole GPUs. Reading them back is how the ledger
- * is rebuilt: the pods are the source of truth.
+ * plugin reads them to expose that GPU), ours for whole GPUs, and what the node agent records back
+ * (the GPUs the kubelet gave). The server writes and reads them (placement/PodClaims rebuilds the
+ * ledger from them: the pods are the source of truth); the node agent reads and writes them too, so
+ * their keys and value formats live here, where both programs can use them.
  */
 public final class GpuAnnotations {
   public static final String MEM_IDX = "ALIYUN_COM_GPU_MEM_IDX";
@@ -65,65 +65,17 @@ public final class GpuAnnotations {
   }
 
   /**
-   * The claim a bound, running pod holds, from its annotations; empty for a pod that is not bound,
-   * has finished (Succeeded and Failed pods free their GPUs), or carries no readable choice.
-   */
-  public static Optional<GpuClaim> claimOf(Pod pod) {
-    var node = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
-    var annotations = pod.getMetadata().getAnnotations();
-    if (node == null || node.isEmpty() || annotations == null || finished(pod)) {
-      return Optional.empty();
-    }
-    var key = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
-    var uid = pod.getMetadata().getUid();
-    try {
-      if (annotations.get(MEM_IDX) != null && annotations.get(MEM_POD) != null) {
-        var gpu = Integer.parseInt(annotations.get(MEM_IDX).trim());
-        var memory = Long.parseLong(annotations.get(MEM_POD).trim());
-        return memory > 0 ? Optional.of(GpuClaim.bound(uid, key, node, List.of(gpu), memory, cpu(pod))) : Optional.empty();
-      }
-      var whole = wholeGpus(annotations);
-      if (whole.isPresent()) {
-        return Optional.of(GpuClaim.bound(uid, key, node, whole.get(), 0, cpu(pod)));
-      }
-    } catch (NumberFormatException unreadable) {
-      return Optional.empty();
-    }
-    return Optional.empty();
-  }
-
-  /** {@code GPU 2, 8GiB of aliyun.com/gpu-mem} for a share, {@code GPUs 0,3} for whole GPUs. */
-  public static String describe(GpuClaim claim, String shareResource) {
-    var gpus = (claim.gpus().size() == 1 ? "GPU " : "GPUs ") + join(claim.gpus());
-    return claim.whole() ? gpus : gpus + ", " + claim.memory() + "GiB of " + shareResource;
-  }
-
-  /**
    * The whole GPUs a pod holds by its annotations: what the node gave ({@link #GPU_ALLOCATED}) once
    * its agent has said, until then the extender's choice ({@link #GPU_INDICES}); a node without the
    * agent keeps the choice. Throws NumberFormatException on an unreadable value.
    */
-  static Optional<List<Integer>> wholeGpus(Map<String, String> annotations) {
+  public static Optional<List<Integer>> wholeGpus(Map<String, String> annotations) {
     var allocated = annotations.get(GPU_ALLOCATED);
     if (allocated != null) {
       return Optional.of(parse(allocated));
     }
     var chosen = annotations.get(GPU_INDICES);
     return chosen == null ? Optional.empty() : Optional.of(parse(chosen));
-  }
-
-  /** The pod's CPU request; 0 if unreadable, which must never cost the ledger the pod's GPUs. */
-  private static long cpu(Pod pod) {
-    try {
-      return CpuRequest.milli(pod);
-    } catch (ArithmeticException | IllegalArgumentException unreadable) {
-      return 0;
-    }
-  }
-
-  public static boolean finished(Pod pod) {
-    var phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
-    return "Succeeded".equals(phase) || "Failed".equals(phase);
   }
 
   public static String join(List<Integer> gpus) {

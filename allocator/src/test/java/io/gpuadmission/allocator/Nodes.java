@@ -22,4 +22,18 @@ final class Nodes {
     }
     return used;
   }
+
+  /** Two DGX-1 boards of 8 V100s in one 16-GPU node: NVLink within a board, SYS between them. */
+  static LinkMatrix twoDgx1Boards() {
+    var one = LinkMatrix.dgx1V100();
+    var links = new Link[16][16];
+    var numa = new int[16];
+    for (int i = 0; i < 16; i++) {
+      numa[i] = i / 4;
+      for (int j = 0; j < 16; j++) {
+        links[i][j] = i / 8 == j / 8 ? one.link(i % 8, j % 8) : new Link(0, PcieLevel.SYS);
+      }
+    }
+    return LinkMatrix.of(links, numa);
+  }
 }

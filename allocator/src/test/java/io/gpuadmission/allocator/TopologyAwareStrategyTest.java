@@ -63,7 +63,7 @@ class TopologyAwareStrategyTest {
         load("dgx2-v100-16gpu-nvswitch-partial.txt"),
         LinkMatrix.nvSwitch(16, 6, new int[] {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1}),
         LinkMatrix.nvSwitch(16, 12, new int[] {0, 0, 1, 1, 2, 2, 3, 3, 0, 0, 1, 1, 2, 2, 3, 3}),
-        io.gpuadmission.bench.AllocatorBenchmark.twoDgx1Boards());
+        Nodes.twoDgx1Boards());
     var random = new Random(42);
     for (var links : boards) {
       for (int round = 0; round < 60; round++) {

@@ -1,32 +1,27 @@
-package io.gpuadmission.placement;
+package io.gpuadmission.contract;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.fabric8.kubernetes.api.model.Container;
-import io.fabric8.kubernetes.api.model.ContainerBuilder;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodBuilder;
-import io.fabric8.kubernetes.api.model.Quantity;
-import io.gpuadmission.pod.PodResources;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** Each container's part of a pod's whole GPUs, as the kubelet hands them out. */
 class ContainerGpusTest {
-  static Container c(String name, int gpus, String restartPolicy) {
-    return new ContainerBuilder().withName(name).withRestartPolicy(restartPolicy).withNewResources()
-        .addToLimits("aliyun.com/gpu", new Quantity(Integer.toString(gpus))).endResources().build();
+  /** A container asking {@code gpus} whole GPUs; {@code restartPolicy} "Always" makes an init container a sidecar. */
+  static ContainerGpus.Slot c(String name, int gpus, String restartPolicy) {
+    return new ContainerGpus.Slot(name, "Always".equals(restartPolicy), gpus);
   }
 
-  static Pod pod(List<Container> init, List<Container> containers) {
-    return new PodBuilder().withNewMetadata().withName("p").endMetadata().withNewSpec().withInitContainers(init).withContainers(containers)
-        .endSpec().build();
+  record Pod(List<ContainerGpus.Slot> init, List<ContainerGpus.Slot> containers) {}
+
+  static Pod pod(List<ContainerGpus.Slot> init, List<ContainerGpus.Slot> containers) {
+    return new Pod(init, containers);
   }
 
   static String split(Pod pod, Integer... gpus) {
-    return ContainerGpus.split(pod, List.of(gpus), x -> PodResources.amount(x, "aliyun.com/gpu").intValue()).map(ContainerGpus::format).orElse("none");
+    return ContainerGpus.split(pod.init(), pod.containers(), List.of(gpus)).map(ContainerGpus::format).orElse("none");
   }
 
   @Test

@@ -3,7 +3,7 @@ package io.gpuadmission.node;
 import io.gpuadmission.node.api.ApiException;
 import io.gpuadmission.node.api.ApiServer;
 import io.gpuadmission.node.api.Json;
-import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.contract.GpuAnnotations;
 import java.time.Clock;
 import java.util.HashSet;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.gpuadmission.node;
 
 import io.gpuadmission.node.api.ApiServer;
 import io.gpuadmission.node.podresources.v1.AllocatableResourcesResponse;
-import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.contract.GpuAnnotations;
 import io.gpuadmission.node.grpc.GrpcException;
 import java.time.Clock;
 import java.time.Duration;

@@ -1,8 +1,6 @@
 package io.gpuadmission.node;
 
-import io.quarkus.bootstrap.logging.InitialConfigurator;
 import java.util.Optional;
-import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.regex.Pattern;
 import org.eclipse.microprofile.config.Config;
@@ -17,10 +15,7 @@ import org.jboss.logmanager.handlers.ConsoleHandler;
  * properties quiet (Netty's keep-alive warning on Unix sockets)
  * stays quiet here too.
  *
- * <p>jboss-logmanager carries every library's log (jboss-logging, JUL, SLF4J), as in server mode.
- * The artifact's boot class path installs Quarkus' delayed handler, which holds records until
- * Quarkus sets up logging; here the console handler is given to it instead, which prints what it
- * held and everything after.
+ * <p>jboss-logmanager carries every library's log (jboss-logging, JUL), as in server mode.
  */
 final class NodeAgentLogging {
   static final String FORMAT = "%d{HH:mm:ss.SSS} %-5p [%c{2.}] %s%e%n";
@@ -50,12 +45,7 @@ final class NodeAgentLogging {
         }
       }
     });
-    var delayed = InitialConfigurator.DELAYED_HANDLER;
-    if (java.util.Arrays.asList(root.getHandlers()).contains(delayed)) {
-      delayed.setHandlers(new Handler[] {console});
-    } else {
-      root.addHandler(console);
-    }
+    root.addHandler(console);
   }
 
   private static Level level(String name) {

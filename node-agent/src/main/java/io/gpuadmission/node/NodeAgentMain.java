@@ -3,7 +3,6 @@ package io.gpuadmission.node;
 import io.gpuadmission.allocator.LinkMatrix;
 import io.gpuadmission.allocator.TopologyParser;
 import io.gpuadmission.node.api.ApiServer;
-import io.quarkus.runtime.configuration.DurationConverter;
 import io.smallrye.config.ConfigValidationException;
 import io.smallrye.config.EnvConfigSource;
 import io.smallrye.config.PropertiesConfigSource;
@@ -25,18 +24,16 @@ import org.eclipse.microprofile.config.spi.ConfigSource;
 import org.jboss.logging.Logger;
 
 /**
- * Node-agent mode ({@code GPU_ADMISSION_MODE=node-agent}, the DaemonSet) without Quarkus: it runs
- * on every GPU node, on the path of every GPU container start, so it builds only what the agent
- * uses (its configuration, its own small API server client ({@link ApiServer}), the kubelet's
- * PodResources client, the device plugin and the health listener), none of the webhook's CDI beans,
- * REST layer, metrics, TLS or fabric8. The same
- * artifact starts it: {@code io.gpuadmission.mode.GpuAdmissionMain} hands this mode here before
- * Quarkus would start.
+ * The node agent's program (the DaemonSet's: {@code java -jar node-agent.jar}, this module's
+ * target/node-agent/): it runs on every GPU node, on the path of every GPU container start, so it
+ * is built of only what the agent uses (its configuration, its own small API server client ({@link
+ * ApiServer}), the kubelet's PodResources client, the device plugin and the health listener), none
+ * of the server's Quarkus, REST layer, metrics, TLS or fabric8.
  *
  * <p>Its settings are {@link NodeAgentConfig}'s, read by SmallRye Config (the library Quarkus
  * reads them with) from system properties, the environment ({@code GPU_ADMISSION_NODE_AGENT_*})
- * and application.properties, in that order of precedence; durations are written as in server
- * mode ({@code 5s}, {@code 500ms}, {@code PT5S}).
+ * and application.properties, in that order of precedence; durations are written as the
+ * server's ({@code 5s}, {@code 500ms}, {@code PT5S}).
  */
 public final class NodeAgentMain implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(NodeAgentMain.class);
@@ -110,7 +107,7 @@ public final class NodeAgentMain implements AutoCloseable {
     var builder = new SmallRyeConfigBuilder()
         .withSources(new SysPropConfigSource(), new EnvConfigSource(System.getenv(), 300))
         .withSources(more)
-        .withConverter(Duration.class, 200, new DurationConverter())
+        .withConverter(Duration.class, 200, new DurationSetting())
         .withMapping(NodeAgentConfig.class);
     var properties = NodeAgentMain.class.getClassLoader().getResource("application.properties");
     if (properties != null) {

@@ -1,8 +1,8 @@
 package io.gpuadmission.node;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.gpuadmission.placement.ContainerGpus;
-import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.contract.ContainerGpus;
+import io.gpuadmission.contract.GpuAnnotations;
 import io.gpuadmission.quantity.KubeQuantity;
 import java.math.BigDecimal;
 import java.time.Instant;

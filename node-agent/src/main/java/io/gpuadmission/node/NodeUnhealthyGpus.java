@@ -1,13 +1,12 @@
 package io.gpuadmission.node;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.gpuadmission.cluster.GpuCapacityMapper;
+import io.gpuadmission.contract.UnhealthyGpus;
 import io.gpuadmission.node.api.ApiServer;
 import io.gpuadmission.node.api.ListWatch;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.function.Consumer;
 
 /**
@@ -16,7 +15,7 @@ import java.util.function.Consumer;
  * {@code changed} the GPUs it names on every change (none once it is deleted or absent).
  */
 public final class NodeUnhealthyGpus implements AutoCloseable {
-  static final String NAMESPACE = "kube-system";
+  static final String NAMESPACE = UnhealthyGpus.NAMESPACE;
 
   private final ListWatch watch;
 
@@ -25,7 +24,7 @@ public final class NodeUnhealthyGpus implements AutoCloseable {
   }
 
   static NodeUnhealthyGpus start(ApiServer api, String node, Duration backoff, Consumer<Set<Integer>> changed) {
-    var name = GpuCapacityMapper.UNHEALTHY_PREFIX + node;
+    var name = UnhealthyGpus.configMapName(node);
     var handler = new ListWatch.Handler() {
       @Override
       public void listed(List<JsonNode> items) {
@@ -61,22 +60,7 @@ public final class NodeUnhealthyGpus implements AutoCloseable {
   }
 
   private static Set<Integer> gpus(JsonNode map) {
-    return gpus(map.path("data").path(GpuCapacityMapper.UNHEALTHY_KEY).asText(null));
-  }
-
-  /** Key {@code gpus}: comma-separated indices; anything unreadable in it is skipped. */
-  public static Set<Integer> gpus(String text) {
-    var out = new TreeSet<Integer>();
-    if (text != null) {
-      for (var part : text.split(",")) {
-        try {
-          out.add(Integer.parseInt(part.trim()));
-        } catch (NumberFormatException notAnIndex) {
-          // An empty entry ("1,") or a typo must not hide the indices that are readable.
-        }
-      }
-    }
-    return out;
+    return UnhealthyGpus.gpus(map.path("data").path(UnhealthyGpus.KEY).asText(null));
   }
 
   @Override

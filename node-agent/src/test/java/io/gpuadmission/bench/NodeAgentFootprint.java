@@ -3,13 +3,13 @@ package io.gpuadmission.bench;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.gpuadmission.cluster.MockApiServer;
+import io.gpuadmission.testing.MockApiServer;
 import io.gpuadmission.node.FakeDeviceManagerAccess;
 import io.gpuadmission.node.FakeKubelet;
 import io.gpuadmission.node.HttpWatchProxy;
 import io.gpuadmission.node.podresources.v1.PodResources;
-import io.gpuadmission.support.Fixtures;
-import io.gpuadmission.support.PackagedApp;
+import io.gpuadmission.testing.Fixtures;
+import io.gpuadmission.testing.PackagedApp;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -161,15 +161,14 @@ public final class NodeAgentFootprint {
    * The proxy's TLS, as kube-apiserver's: the dev certificate (certs/dev/tls.crt, for 127.0.0.1),
    * which the agent checks against the service account's CA ({@link #serviceAccount}) as in a pod.
    */
-  public static javax.net.ssl.SSLContext apiServerTls() throws IOException, java.security.GeneralSecurityException {
-    return io.gpuadmission.support.SchedulerCaller.context(io.gpuadmission.tls.Pem.readCertificates(Files.readString(Path.of("certs/dev/tls.crt"))),
-        io.gpuadmission.tls.Pem.readPrivateKey(Files.readString(Path.of("certs/dev/tls.key"))));
+  public static javax.net.ssl.SSLContext apiServerTls() {
+    return io.gpuadmission.testing.DevCertificates.serving();
   }
 
   /** A service account directory as the kubelet mounts it: the dev CA and a token. */
   public static Path serviceAccount(Path work) throws IOException {
     var dir = Files.createDirectories(work.resolve("serviceaccount"));
-    Files.copy(Path.of("certs/dev/ca.crt"), dir.resolve("ca.crt"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    Files.copy(io.gpuadmission.testing.DevCertificates.DIR.resolve("ca.crt"), dir.resolve("ca.crt"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     Files.writeString(dir.resolve("token"), "bench-token");
     return dir;
   }
@@ -241,7 +240,7 @@ public final class NodeAgentFootprint {
 
   /** The JVM options the DaemonSet's command gives java (JAVA_OPTS_APPEND; it starts the jar as this bench does). */
   public static List<String> daemonSetJvmOptions() throws IOException {
-    var yaml = Fixtures.yamlTree(Path.of("manifests/components/node-agent/daemonset.yaml"));
+    var yaml = Fixtures.yamlTree(Fixtures.REPOSITORY.resolve("manifests/components/node-agent/daemonset.yaml"));
     var options = new ArrayList<String>();
     for (var env : yaml.at("/spec/template/spec/containers/0/env")) {
       var name = env.path("name").asText();

@@ -4,7 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.gpuadmission.cluster.MockApiServer;
+import io.gpuadmission.testing.MockApiServer;
 import io.gpuadmission.node.api.ApiServer;
 import java.nio.file.Path;
 import java.time.Clock;

@@ -2,7 +2,6 @@ package io.gpuadmission.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gpuadmission.support.Fixtures;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -18,7 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Device IDs to the allocator's GPU indices, from the NVIDIA driver's table of a DGX-1 (fixture). */
 class DeviceIndexTest {
-  static final Path DGX1 = Fixtures.path("node/nvidia-gpus");
+  static final Path DGX1 = Path.of("src/test/resources/node/nvidia-gpus");
 
   @Test
   void numbersGpusInPciBusOrderNotByTheirDeviceMinor() throws Exception {

@@ -12,7 +12,7 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.allocator.LinkMatrix;
-import io.gpuadmission.cluster.MockApiServer;
+import io.gpuadmission.testing.MockApiServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -226,7 +226,7 @@ class DevicePluginTest {
     for (var id : uuids) {
       out.add(List.of(GPU).indexOf(id));
     }
-    return io.gpuadmission.placement.GpuAnnotations.join(out.stream().sorted().toList());
+    return io.gpuadmission.contract.GpuAnnotations.join(out.stream().sorted().toList());
   }
 
   @Test

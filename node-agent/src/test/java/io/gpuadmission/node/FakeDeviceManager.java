@@ -210,7 +210,7 @@ final class FakeDeviceManager implements AutoCloseable {
     var ordered = new ArrayList<Container>(init);
     ordered.addAll(pod.getSpec().getContainers());
     for (var container : ordered) {
-      var required = io.gpuadmission.pod.PodResources.amount(container, resource).intValue();
+      var required = asked(container, resource);
       if (required <= 0) {
         continue;
       }
@@ -270,7 +270,7 @@ final class FakeDeviceManager implements AutoCloseable {
       held.put(container.getName(), devs);
       podDevices.computeIfAbsent(key, k -> new LinkedHashMap<>()).put(container.getName(), devs);
       var isInit = init.contains(container);
-      if (isInit && !io.gpuadmission.pod.PodResources.isSidecar(container)) {
+      if (isInit && !"Always".equals(container.getRestartPolicy())) {
         reuse.addAll(allocated);
         plainInit.computeIfAbsent(key, k -> new HashSet<>()).add(container.getName());
       } else {
@@ -326,5 +326,16 @@ final class FakeDeviceManager implements AutoCloseable {
   public void close() {
     stop();
     loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+  }
+
+  /** What a container asks of {@code resource} (whole devices): its limit, else its request, else 0. */
+  private static int asked(Container container, String resource) {
+    var resources = container.getResources();
+    if (resources == null) {
+      return 0;
+    }
+    var limit = resources.getLimits() == null ? null : resources.getLimits().get(resource);
+    var quantity = limit != null ? limit : resources.getRequests() == null ? null : resources.getRequests().get(resource);
+    return quantity == null ? 0 : quantity.getNumericalAmount().intValueExact();
   }
 }

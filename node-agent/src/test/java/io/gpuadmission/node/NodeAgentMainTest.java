@@ -107,11 +107,11 @@ class NodeAgentMainTest {
         "gpu-admission.node-agent.health-port", "0",
         "gpu-admission.node-agent.device-plugin.dir", dir.resolve("device-plugins").toString()), "test", 500)));
     HttpServer api = null;
-    try (var log = io.gpuadmission.support.LogCapture.of(TopologyNodeCheck.class, true); var agent = NodeAgentMain.start(config)) {
+    try (var log = io.gpuadmission.testing.LogCapture.of(TopologyNodeCheck.class, true); var agent = NodeAgentMain.start(config)) {
       await().atMost(Duration.ofSeconds(20)).until(() -> log.records().size() >= 2);
       assertThat(agent.ready()).isFalse();
       assertThat(agent.agent().plugin()).isEmpty();
-      var said = log.records().stream().map(io.gpuadmission.support.LogCapture::text).toList();
+      var said = log.records().stream().map(io.gpuadmission.testing.LogCapture::text).toList();
       assertThat(said.get(0)).startsWith("cannot read Node gpu-1: ").contains("connection refused")
           .endsWith("; asking again in 800 ms (the device plugin waits for it; the pods' records for the pod list)");
       assertThat(said.get(1)).endsWith("; asking again in 1600 ms (the device plugin waits for it; the pods' records for the pod list)");
@@ -132,7 +132,7 @@ class NodeAgentMainTest {
       api.start();
 
       await().atMost(Duration.ofSeconds(60)).until(() -> agent.agent().plugin().isPresent() && agent.agent().podsSynced());
-      assertThat(log.records()).extracting(io.gpuadmission.support.LogCapture::text)
+      assertThat(log.records()).extracting(io.gpuadmission.testing.LogCapture::text)
           .last().isEqualTo("Node gpu-1 read: a topology node, the device plugin is served");
     } finally {
       if (api != null) {

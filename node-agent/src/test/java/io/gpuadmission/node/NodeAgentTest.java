@@ -9,15 +9,10 @@ import static org.awaitility.Awaitility.await;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.mockwebserver.http.MockResponse;
-import io.gpuadmission.admission.KubernetesJson;
-import io.gpuadmission.cluster.LedgerWatcher;
-import io.gpuadmission.cluster.MockApiServer;
+import io.gpuadmission.testing.MockApiServer;
 import io.gpuadmission.node.AllocationRecorder.Outcome;
-import io.gpuadmission.placement.ChoiceOverrides;
-import io.gpuadmission.placement.GpuLedger;
-import io.gpuadmission.policy.PolicyParser;
-import io.gpuadmission.support.Fixtures;
-import io.gpuadmission.support.LogCapture;
+import io.gpuadmission.testing.Fixtures;
+import io.gpuadmission.testing.LogCapture;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -25,7 +20,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -83,7 +77,7 @@ class NodeAgentTest {
   }
 
   Pod create(String fixture) {
-    var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("node/" + fixture)), Pod.class);
+    var pod = Fixtures.pod(Fixtures.path("node/" + fixture));
     return admin.resource(pod).create();
   }
 
@@ -141,42 +135,6 @@ class NodeAgentTest {
     agent().round();
 
     assertThat(allocated(pod)).isEqualTo("1,2");
-  }
-
-  @Test
-  void aNodeThatGaveOtherGpusMovesTheLedgerAndTellsThePodOnce() throws Exception {
-    var counted = new ConcurrentHashMap<String, Integer>();
-    var overrides = new ChoiceOverrides(node -> counted.merge(node, 1, Integer::sum));
-    var ledger = new GpuLedger();
-    try (var serverClient = api.informerClient();
-        var watcher = new LedgerWatcher(serverClient, ledger, PolicyParser::builtInDefault).alsoTell(overrides::observe, overrides::gone).start()) {
-      var pod = create("pod-bert-worker-0.yaml");
-      var uid = pod.getMetadata().getUid();
-      await().atMost(WITHIN).until(() -> ledger.claim(uid).isPresent());
-      assertThat(ledger.claim(uid).get().gpus()).containsExactly(0, 3);
-      kubelet.answer(pod("ml-team-a", "bert-worker-0", container("pytorch", devices("aliyun.com/gpu", GPU[2], GPU[1]))));
-      var agent = agent();
-
-      agent.round();
-      settle(agent);
-
-      assertThat(allocated(pod)).isEqualTo("1,2");
-      await().atMost(WITHIN).untilAsserted(() -> assertThat(ledger.claim(uid).get().gpus()).containsExactly(1, 2));
-      assertThat(ledger.view(NODE).get().gpus()).extracting(g -> g.used() > 0).containsExactly(false, true, true, false, false, false, false, false);
-      assertThat(overrides.list()).containsExactly(new ChoiceOverrides.Override("ml-team-a", "bert-worker-0", NODE, List.of(0, 3), List.of(1, 2)));
-      assertThat(counted).isEqualTo(Map.of(NODE, 1));
-      // A restarted agent finds the pod recorded: it writes nothing and tells nothing again.
-      agent.close();
-      settle(agent());
-      var events = admin.v1().events().inNamespace("ml-team-a").list().getItems();
-      assertThat(events).singleElement().satisfies(event -> {
-        assertThat(event.getType()).isEqualTo("Warning");
-        assertThat(event.getReason()).isEqualTo("GpuChoiceOverridden");
-        assertThat(event.getMessage()).isEqualTo("asked 0,3, the node gave 1,2");
-        assertThat(event.getInvolvedObject().getUid()).isEqualTo(uid);
-        assertThat(event.getSource().getComponent()).isEqualTo("gpu-admission");
-      });
-    }
   }
 
   @Test

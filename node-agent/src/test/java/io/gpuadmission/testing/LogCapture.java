@@ -1,4 +1,4 @@
-package io.gpuadmission.support;
+package io.gpuadmission.testing;
 
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

@@ -1,8 +1,9 @@
-package io.gpuadmission.cluster;
+package io.gpuadmission.testing;
 
 import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.KubernetesList;
+import io.fabric8.kubernetes.client.utils.KubernetesSerialization;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -13,14 +14,13 @@ import io.fabric8.mockwebserver.MockWebServer;
 import io.fabric8.mockwebserver.http.Dispatcher;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
-import io.gpuadmission.admission.KubernetesJson;
-import io.gpuadmission.support.Fixtures;
 import java.net.InetAddress;
 import java.util.HashMap;
 import java.util.List;
 
 /**
- * A fabric8 mock API server (CRUD mode) that can be stopped and started again on the same port,
+ * A fabric8 mock API server (CRUD mode), seeded with the nodes and namespaces of {@code
+ * cluster/nodes.yaml} and {@code cluster/namespaces.yaml} on the test class path, that can be stopped and started again on the same port,
  * as an API server that goes away and comes back with its objects (etcd) intact. The mock keeps
  * no event history, so after a restart each watch that resumes from a resourceVersion is answered
  * 410 Gone once, as kube-apiserver does when that version has been compacted away: the informer
@@ -139,7 +139,7 @@ public final class MockApiServer implements AutoCloseable {
     return server.createClient();
   }
 
-  void applyPolicy(String policyYaml) {
+  public void applyPolicy(String policyYaml) {
     try (var admin = admin()) {
       admin.resource(new ConfigMapBuilder()
           .withNewMetadata().withName("gpu-admission-policy").withNamespace("gpu-admission").endMetadata()
@@ -158,16 +158,26 @@ public final class MockApiServer implements AutoCloseable {
 
   private void seed(int nodeCount, String policyYaml) {
     try (var admin = server.createClient()) {
-      var nodes = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("cluster/nodes.yaml")), KubernetesList.class);
+      var nodes = list("cluster/nodes.yaml");
       nodes.getItems().stream().limit(nodeCount).forEach(node -> admin.resource(node).create());
-      var namespaces =
-          KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("cluster/namespaces.yaml")), KubernetesList.class);
-      for (HasMetadata namespace : namespaces.getItems()) {
+      for (HasMetadata namespace : list("cluster/namespaces.yaml").getItems()) {
         admin.resource(namespace).create();
       }
     }
     if (policyYaml != null) {
       applyPolicy(policyYaml);
+    }
+  }
+
+  /** A fixture list from the test class path (each module's src/test/resources/cluster/). */
+  private static KubernetesList list(String resource) {
+    try (var in = MockApiServer.class.getClassLoader().getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException(resource + " is not on the test class path");
+      }
+      return new KubernetesSerialization().unmarshal(in, KubernetesList.class);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
     }
   }
 

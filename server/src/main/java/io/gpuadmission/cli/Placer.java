@@ -10,17 +10,17 @@ import io.gpuadmission.gang.GangMember;
 import io.gpuadmission.gang.GangPlanning;
 import io.gpuadmission.gang.GangRegistry;
 import io.gpuadmission.gang.GangStatus;
-import io.gpuadmission.pod.NodeConstraints;
-import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.MemberPlan;
 import io.gpuadmission.placement.NodeEligibility;
 import io.gpuadmission.placement.Nominations;
-import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PlacementDecider.Choice;
+import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.placement.TargetWorkload;
+import io.gpuadmission.pod.NodeConstraints;
 import io.gpuadmission.policy.GpuPolicy;
 import io.gpuadmission.preemption.PodFacts;
 import java.time.Clock;
@@ -124,7 +124,7 @@ final class Placer {
   private boolean pendingGpuPod(Pod pod) {
     var phase = pod.getStatus() == null ? null : pod.getStatus().getPhase();
     var unbound = pod.getSpec() == null || pod.getSpec().getNodeName() == null || pod.getSpec().getNodeName().isEmpty();
-    return unbound && feed.keeps(pod) && !GpuAnnotations.finished(pod) && pod.getMetadata().getDeletionTimestamp() == null && !"Failed".equals(phase);
+    return unbound && feed.keeps(pod) && !PodClaims.finished(pod) && pod.getMetadata().getDeletionTimestamp() == null && !"Failed".equals(phase);
   }
 
   private static String createdAt(Pod pod) {

@@ -7,10 +7,11 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
-import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.contract.GpuAnnotations;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.MemberPlan;
+import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.policy.GpuPolicy;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -38,7 +39,7 @@ public final class BoundPods {
       var page = client.pods().inAnyNamespace().list(options);
       for (var pod : page.getItems()) {
         if (isGpuPod(pod, policy)) {
-          GpuAnnotations.claimOf(pod).ifPresent(claims::add);
+          PodClaims.claimOf(pod).ifPresent(claims::add);
         }
       }
       next = page.getMetadata() == null ? null : page.getMetadata().getContinue();

@@ -3,6 +3,7 @@ package io.gpuadmission.cluster;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.gpuadmission.contract.UnhealthyGpus;
 import io.gpuadmission.placement.GpuNodeCapacity;
 import io.gpuadmission.policy.NodeLabels;
 import java.util.ArrayList;
@@ -22,8 +23,6 @@ import java.util.Set;
  */
 public final class GpuCapacityMapper {
   public static final String MEMORY_ANNOTATION = "gpu-admission.io/gpu-memory";
-  public static final String UNHEALTHY_PREFIX = "unhealthy-gpu-";
-  public static final String UNHEALTHY_KEY = "gpus";
   static final String SHARE_ALLOCATABLE = "aliyun.com/gpu-mem";
 
   private GpuCapacityMapper() {}
@@ -53,13 +52,12 @@ public final class GpuCapacityMapper {
 
   /** The node an {@code unhealthy-gpu-<node>} ConfigMap speaks of, if it is one. */
   public static Optional<String> unhealthyNode(ConfigMap map) {
-    var name = map.getMetadata().getName();
-    return name.startsWith(UNHEALTHY_PREFIX) ? Optional.of(name.substring(UNHEALTHY_PREFIX.length())) : Optional.empty();
+    return UnhealthyGpus.nodeOf(map.getMetadata().getName());
   }
 
   /** Key {@code gpus}: comma-separated indices; anything unreadable in it is skipped. */
   public static Set<Integer> unhealthyGpus(ConfigMap map) {
-    return io.gpuadmission.node.NodeUnhealthyGpus.gpus(map.getData() == null ? null : map.getData().get(UNHEALTHY_KEY));
+    return UnhealthyGpus.gpus(map.getData() == null ? null : map.getData().get(UnhealthyGpus.KEY));
   }
 
 

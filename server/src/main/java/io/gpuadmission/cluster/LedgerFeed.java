@@ -3,10 +3,10 @@ package io.gpuadmission.cluster;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.MemberPlan;
+import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.policy.GpuPolicy;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -69,10 +69,10 @@ public final class LedgerFeed {
       return;
     }
     var uid = pod.getMetadata().getUid();
-    if (GpuAnnotations.finished(pod)) {
+    if (PodClaims.finished(pod)) {
       ledger.forget(uid);
-    } else if (GpuAnnotations.claimOf(pod).isPresent()) {
-      ledger.confirm(GpuAnnotations.claimOf(pod).get());
+    } else if (PodClaims.claimOf(pod).isPresent()) {
+      ledger.confirm(PodClaims.claimOf(pod).get());
     } else if (pod.getSpec() == null || pod.getSpec().getNodeName() == null || pod.getSpec().getNodeName().isEmpty()) {
       if (pod.getMetadata().getDeletionTimestamp() != null) {
         ledger.release(uid); // kube-scheduler binds no pod being deleted

@@ -1,9 +1,9 @@
 package io.gpuadmission.gang;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.MemberPlan;
+import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.pod.NodeConstraints;
 import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.GpuPolicy;
@@ -51,7 +51,7 @@ public record GangMember(
    * whole GPUs, not finished or being deleted.
    */
   public static Optional<GangMember> of(Pod pod, GpuPolicy policy) {
-    if (pod == null || pod.getMetadata() == null || GpuAnnotations.finished(pod) || pod.getMetadata().getDeletionTimestamp() != null) {
+    if (pod == null || pod.getMetadata() == null || PodClaims.finished(pod) || pod.getMetadata().getDeletionTimestamp() != null) {
       return Optional.empty();
     }
     var job = TopologyJob.of(pod, policy.topology());

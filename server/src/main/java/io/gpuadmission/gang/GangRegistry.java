@@ -1,8 +1,8 @@
 package io.gpuadmission.gang;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.MemberPlan;
+import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.policy.GpuPolicy;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -49,7 +49,7 @@ public final class GangRegistry {
     synchronized (this) {
       remove(uid);
       orphans.remove(uid);
-      if (member.isEmpty() && unbound && MemberPlan.marked(pod) && !GpuAnnotations.finished(pod) && pod.getMetadata().getDeletionTimestamp() == null) {
+      if (member.isEmpty() && unbound && MemberPlan.marked(pod) && !PodClaims.finished(pod) && pod.getMetadata().getDeletionTimestamp() == null) {
         orphans.put(uid, new Orphan(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), uid));
       }
       member.ifPresent(m -> {

@@ -1,6 +1,6 @@
 package io.gpuadmission.gang;
 
-import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.contract.GpuAnnotations;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.MemberPlan;
 import java.util.List;

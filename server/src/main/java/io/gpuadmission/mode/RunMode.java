@@ -6,15 +6,14 @@ import java.util.stream.Collectors;
 
 /**
  * How this process runs, from one artifact: the webhook and extender ({@code server}, the
- * default), the command line ({@code cli}: explain, place, policy check, with nothing listening
- * and nothing contacting a cluster), or the per-node agent of the DaemonSet ({@code node-agent}).
+ * default) or the command line ({@code cli}: explain, place, policy check, with nothing listening
+ * and nothing contacting a cluster). (The DaemonSet's node agent is the node-agent module's program.)
  * Chosen by {@value #PROPERTY} (environment {@code GPU_ADMISSION_MODE}); command-line arguments
  * choose {@code cli} before Quarkus starts ({@link GpuAdmissionMain}).
  */
 public enum RunMode {
   SERVER("server"),
-  CLI("cli"),
-  NODE_AGENT("node-agent");
+  CLI("cli");
 
   public static final String PROPERTY = "gpu-admission.mode";
 
@@ -24,7 +23,7 @@ public enum RunMode {
     this.value = value;
   }
 
-  /** The name as configured: {@code server}, {@code cli}, {@code node-agent}. */
+  /** The name as configured: {@code server}, {@code cli}. */
   public String value() {
     return value;
   }

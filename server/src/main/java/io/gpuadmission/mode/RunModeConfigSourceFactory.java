@@ -12,7 +12,7 @@ import org.eclipse.microprofile.config.spi.ConfigSource;
  * only thing to set, from wherever it comes (arguments, environment, properties):
  *
  * <ul>
- *   <li>Outside server mode, no listener: {@code quarkus.http.host-enabled=false} is the runtime
+ *   <li>In cli mode, no listener: {@code quarkus.http.host-enabled=false} is the runtime
  *       switch Quarkus 3.31 reads before it starts the HTTP and HTTPS servers (with it off, and no
  *       domain socket or management interface, {@code VertxHttpRecorder.startServer} starts
  *       neither). Above system properties: nothing turns the webhook's listener back on there.
@@ -34,9 +34,6 @@ public final class RunModeConfigSourceFactory implements ConfigSourceFactory {
       return List.of();
     }
     var listener = new PropertiesConfigSource(Map.of(HOST_ENABLED, "false"), "gpu-admission " + mode + " mode: no listener", LISTENER_ORDINAL);
-    if (mode != RunMode.CLI) {
-      return List.of(listener);
-    }
     var logging =
         new PropertiesConfigSource(
             Map.of(

@@ -3,7 +3,7 @@ package io.gpuadmission.mode;
 import org.eclipse.microprofile.config.spi.Converter;
 
 /**
- * Reads {@value RunMode#PROPERTY} as its written names ({@code node-agent}, not the enum constant's),
+ * Reads {@value RunMode#PROPERTY} as its written names ({@code cli}, not the enum constant's),
  * so beans inject the mode with {@code @ConfigProperty}; anything else fails start-up naming the
  * accepted values.
  */

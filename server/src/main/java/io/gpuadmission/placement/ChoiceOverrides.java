@@ -1,6 +1,7 @@
 package io.gpuadmission.placement;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.contract.GpuAnnotations;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -40,7 +41,7 @@ public final class ChoiceOverrides {
     var uid = pod.getMetadata().getUid();
     var annotations = pod.getMetadata().getAnnotations();
     var node = pod.getSpec() == null ? null : pod.getSpec().getNodeName();
-    if (GpuAnnotations.finished(pod) || annotations == null || node == null || node.isEmpty()) {
+    if (PodClaims.finished(pod) || annotations == null || node == null || node.isEmpty()) {
       gone(pod);
       return;
     }

@@ -1,6 +1,7 @@
 package io.gpuadmission.placement;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.contract.GpuAnnotations;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.HashMap;

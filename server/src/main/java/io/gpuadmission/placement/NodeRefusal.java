@@ -2,6 +2,7 @@ package io.gpuadmission.placement;
 
 import io.gpuadmission.allocator.NodeGpus;
 import io.gpuadmission.allocator.NvLinkStrategy;
+import io.gpuadmission.contract.GpuAnnotations;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;

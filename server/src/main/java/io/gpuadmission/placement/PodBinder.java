@@ -7,6 +7,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.gpuadmission.contract.ContainerGpus;
+import io.gpuadmission.contract.GpuAnnotations;
 import io.gpuadmission.placement.PlacementDecider.Choice;
 import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.GpuPolicy;
@@ -184,11 +186,11 @@ public final class PodBinder {
 
   /** Where the pod is bound and what it holds there, as its annotations (or the ledger, which read them) say. */
   private String alreadyBound(BindRequest request, Pod pod) {
-    var claim = GpuAnnotations.claimOf(pod).or(() -> ledger.claim(pod.getMetadata().getUid()).filter(c -> c.phase() == GpuClaim.Phase.BOUND));
+    var claim = PodClaims.claimOf(pod).or(() -> ledger.claim(pod.getMetadata().getUid()).filter(c -> c.phase() == GpuClaim.Phase.BOUND));
     var node = pod.getSpec().getNodeName() != null && !pod.getSpec().getNodeName().isEmpty()
         ? pod.getSpec().getNodeName()
         : claim.map(GpuClaim::node).orElse("?");
-    var held = claim.map(c -> " (" + GpuAnnotations.describe(c, policies.get().sharedMemory().resourceName()) + ")").orElse("");
+    var held = claim.map(c -> " (" + PodClaims.describe(c, policies.get().sharedMemory().resourceName()) + ")").orElse("");
     return "pod " + request.pod() + " is already bound to node " + node + held + "; a pod is bound only once";
   }
 
@@ -258,7 +260,7 @@ public final class PodBinder {
    */
   private Map<String, String> withSplit(Map<String, String> annotations, Pod pod, java.util.List<Integer> gpus) {
     var topology = policies.get().topology();
-    var split = ContainerGpus.split(pod, gpus, c -> io.gpuadmission.pod.PodResources.amount(c, topology.resourceName())
+    var split = PodContainerGpus.split(pod, gpus, c -> io.gpuadmission.pod.PodResources.amount(c, topology.resourceName())
         .add(io.gpuadmission.pod.PodResources.amount(c, topology.wholeGpuResource())).intValue());
     if (split.isEmpty() || split.get().size() < 2) {
       // One container: its part is the pod's indices, which the plugin reads as such.

@@ -67,7 +67,7 @@ public final class WorkloadLearner implements Supplier<TargetWorkload> {
   /** A pod as the informer shows it: pending or running, or finished now. */
   public void observe(Pod pod, GpuPolicy policy) {
     var ask = GpuAsk.of(pod, policy);
-    if (GpuAnnotations.finished(pod)) {
+    if (PodClaims.finished(pod)) {
       finished(pod.getMetadata().getUid(), ask, clock.instant());
     } else {
       seen(pod.getMetadata().getUid(), ask);

@@ -6,7 +6,7 @@ import io.gpuadmission.gang.GangCoordinator;
 import io.gpuadmission.gang.GangKey;
 import io.gpuadmission.gang.GangPlanning;
 import io.gpuadmission.gang.GangStatus;
-import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.contract.GpuAnnotations;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.PlacementDecider.MemberPlace;

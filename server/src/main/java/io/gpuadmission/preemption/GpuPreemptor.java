@@ -9,7 +9,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.gpuadmission.cluster.ClusterEvents;
-import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.contract.GpuAnnotations;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.NodeEligibility;
 import io.gpuadmission.placement.GpuLedger;

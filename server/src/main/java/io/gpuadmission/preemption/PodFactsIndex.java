@@ -1,12 +1,12 @@
 package io.gpuadmission.preemption;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.Nominations;
-import java.util.Comparator;
+import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.policy.GpuPolicy;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -40,7 +40,7 @@ public final class PodFactsIndex implements Nominations {
     if (pod.getMetadata() == null || pod.getMetadata().getUid() == null) {
       return;
     }
-    if (GpuAnnotations.finished(pod)) {
+    if (PodClaims.finished(pod)) {
       gone(pod);
       return;
     }

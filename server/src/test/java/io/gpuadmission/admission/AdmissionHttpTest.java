@@ -4,7 +4,7 @@ import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gpuadmission.support.Fixtures;
-import io.gpuadmission.support.LogCapture;
+import io.gpuadmission.testing.LogCapture;
 import io.gpuadmission.support.TrustAnything;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;

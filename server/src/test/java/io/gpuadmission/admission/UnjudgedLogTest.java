@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.gpuadmission.cluster.GpuNode;
 import io.gpuadmission.cluster.InformerClusterView;
 import io.gpuadmission.support.Fixtures;
-import io.gpuadmission.support.LogCapture;
+import io.gpuadmission.testing.LogCapture;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusMock;
 import io.quarkus.test.junit.QuarkusTest;

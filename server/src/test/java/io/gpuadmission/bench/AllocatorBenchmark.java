@@ -64,8 +64,8 @@ public class AllocatorBenchmark {
       gpus.add(new GpuDevice(i, "G2", 1000, used[i], true));
     }
     shareNode = new NodeGpus("share", gpus, Optional.empty(), 96000, 40000);
-    traceCluster = TraceSimulator.readCluster(Path.of("src/test/resources/trace/openb_node_list_gpu_node.csv"));
-    var pods = TraceSimulator.readPods(Path.of("src/test/resources/trace/openb_pod_list_default.csv"));
+    traceCluster = TraceSimulator.readCluster(Path.of("server/src/test/resources/trace/openb_node_list_gpu_node.csv"));
+    var pods = TraceSimulator.readPods(Path.of("server/src/test/resources/trace/openb_pod_list_default.csv"));
     binpack = new HeuristicPolicy(HeuristicPolicy.Kind.BINPACK, new FirstFitStrategy());
     fgd = new FgdPolicy(TaskDistribution.of(pods.stream().filter(t -> t.gpus() > 0).toList()), new FirstFitStrategy());
     share = Task.share(6000, 470);

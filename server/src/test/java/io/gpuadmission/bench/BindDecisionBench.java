@@ -1,6 +1,6 @@
 package io.gpuadmission.bench;
 
-import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.contract.GpuAnnotations;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * figures here are the simulator's, which kube-scheduler's model equals pod by pod.
  */
 class LiveReplayCalibrationTest {
-  private static final Path SAMPLE = Path.of("src/test/resources/trace/live-sample-seed7");
+  private static final Path SAMPLE = Path.of("server/src/test/resources/trace/live-sample-seed7");
   private static TraceSimulator shares;
   private static TraceSimulator mixed;
   private static SchedulerConfiguration shipped;

@@ -22,8 +22,8 @@ class TraceSimulatorTest {
   static void load() throws IOException {
     sample =
         TraceSimulator.load(
-                Path.of("src/test/resources/trace/openb_node_list_gpu_node.csv"),
-                Path.of("src/test/resources/trace/openb_pod_list_default.csv"))
+                Path.of("server/src/test/resources/trace/openb_node_list_gpu_node.csv"),
+                Path.of("server/src/test/resources/trace/openb_pod_list_default.csv"))
             .sample(12, 10);
     shipped = TraceSimulator.shippedScheduler();
   }

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpuadmission.support.Fixtures;
-import io.gpuadmission.support.PackagedApp;
+import io.gpuadmission.testing.PackagedApp;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
  */
 class CommandLineIT {
   private static final Path PROJECT = Path.of("").toAbsolutePath();
-  private static final String R = "src/test/resources/";
+  private static final String R = "server/src/test/resources/";
 
   @Test
   void theJarExplainsSeed004AsTheTestsInProcessDo() {

@@ -23,7 +23,7 @@ import picocli.CommandLine;
  */
 @QuarkusTest
 class CommandLineTest {
-  private static final String R = "src/test/resources/";
+  private static final String R = "server/src/test/resources/";
 
   @Inject CommandLine.IFactory factory;
 

@@ -10,6 +10,7 @@ import io.gpuadmission.health.ClusterHealthCheck;
 import io.gpuadmission.policy.PolicyStore.PolicySource;
 import io.gpuadmission.support.Fixtures;
 import io.gpuadmission.support.Reviews;
+import io.gpuadmission.testing.MockApiServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;

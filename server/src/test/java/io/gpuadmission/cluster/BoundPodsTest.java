@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.admission.KubernetesJson;
-import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.support.Fixtures;
 import java.util.Map;
@@ -22,7 +22,7 @@ class BoundPodsTest {
     assertThat(stripped.getMetadata().getAnnotations()).doesNotContainKey("kubectl.kubernetes.io/last-applied-configuration").hasSize(5);
     assertThat(stripped.getSpec().getContainers().get(0).getImage()).isNull();
     assertThat(stripped.getSpec().getContainers().get(0).getResources().getLimits()).containsOnlyKeys("aliyun.com/gpu-mem");
-    assertThat(GpuAnnotations.claimOf(stripped)).isEqualTo(GpuAnnotations.claimOf(pod));
+    assertThat(PodClaims.claimOf(stripped)).isEqualTo(PodClaims.claimOf(pod));
     assertThat(BoundPods.isGpuPod(stripped, PolicyParser.builtInDefault())).isTrue();
     assertThat(Map.of("phase", stripped.getStatus().getPhase())).containsEntry("phase", "Running");
   }

@@ -5,8 +5,8 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
-import io.gpuadmission.placement.GpuAnnotations;
 import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.policy.PolicyParser;
 
 /**
@@ -42,7 +42,7 @@ public final class LedgerHeapBench {
       var pod = pod(p, p < gpuPods, nodes);
       podStore.put(podStore.getKey(pod), pod);
       if (p < gpuPods) {
-        GpuAnnotations.claimOf(pod).ifPresent(ledger::confirm);
+        PodClaims.claimOf(pod).ifPresent(ledger::confirm);
         facts.current(pod);
       }
     }

@@ -8,6 +8,7 @@ import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.bench.ScaleCluster;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.policy.PolicyParser;
+import io.gpuadmission.testing.MockApiServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

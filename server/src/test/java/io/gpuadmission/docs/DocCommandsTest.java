@@ -85,10 +85,15 @@ class DocCommandsTest {
 
   @Test
   void mavenProfilesAndPropertiesTheDocsPassExist() throws IOException {
+    var modules = List.of("allocator", "node-agent", "server");
     var pom = Files.readString(Path.of("pom.xml"));
-    String sources;
-    try (Stream<Path> files = Files.walk(Path.of("src"))) {
-      sources = files.filter(Files::isRegularFile).filter(p -> p.toString().endsWith(".java") || p.toString().endsWith(".properties")).map(DocPages::text).collect(Collectors.joining("\n"));
+    var sources = new StringBuilder();
+    for (var module : modules) {
+      pom += Files.readString(Path.of(module, "pom.xml"));
+      try (Stream<Path> files = Files.walk(Path.of(module, "src"))) {
+        sources.append(files.filter(Files::isRegularFile).filter(p -> p.toString().endsWith(".java") || p.toString().endsWith(".properties"))
+            .map(DocPages::text).collect(Collectors.joining("\n")));
+      }
     }
     var problems = new ArrayList<String>();
     var mavenLines = allText().lines().filter(l -> l.contains("mvnw")).toList();
@@ -103,7 +108,7 @@ class DocCommandsTest {
       var d = MAVEN_PROPERTY.matcher(line);
       while (d.find()) {
         var property = d.group(1);
-        var known = property.equals("skipTests") || property.equals("test") || pom.contains("<name>" + property + "</name>") || pom.contains("${" + property + "}") || sources.contains("\"" + property + "\"");
+        var known = property.equals("skipTests") || property.equals("test") || pom.contains("<name>" + property + "</name>") || pom.contains("${" + property + "}") || sources.toString().contains("\"" + property + "\"");
         if (!known) {
           problems.add("nothing reads -D" + property + ": " + line);
         }
@@ -115,7 +120,7 @@ class DocCommandsTest {
   @Test
   void theCommandLineKnowsEveryOptionDocsCliNames() throws IOException {
     String cli;
-    try (Stream<Path> files = Files.list(Path.of("src/main/java/io/gpuadmission/cli"))) {
+    try (Stream<Path> files = Files.list(Path.of("server/src/main/java/io/gpuadmission/cli"))) {
       cli = files.map(DocPages::text).collect(Collectors.joining("\n"));
     }
     var unknown = new TreeSet<String>();

@@ -146,7 +146,7 @@ class DocExamplesTest {
     // Taken on ExtenderEndpointTest's mock cluster, which asserts this very fixture as the answer.
     var example = example("extender-filter-node-names");
 
-    assertThat(example.file()).isEqualTo("src/test/resources/extender/filter-args-node-names.json");
+    assertThat(example.file()).isEqualTo("server/src/test/resources/extender/filter-args-node-names.json");
     assertThat(example.path()).isEqualTo("/extender/filter");
     assertThat(JSON.readTree(example.answers().get(0))).isEqualTo(Fixtures.jsonTree(Fixtures.path("extender/filter-node-names.expected.json")));
   }

@@ -54,7 +54,7 @@ class DocLinksTest {
   void everySectionNamedOutsideTheDocsExists() throws IOException {
     var named = 0;
     var broken = new ArrayList<String>();
-    for (var root : List.of("manifests", "src/main", "bench", "bin", ".ci")) {
+    for (var root : List.of("manifests", "server/src/main", "node-agent/src/main", "allocator/src/main", "bench", "bin", ".ci")) {
       List<Path> files;
       try (Stream<Path> walk = Files.walk(Path.of(root))) {
         files = walk.filter(Files::isRegularFile).filter(p -> !p.toString().endsWith(".md")).sorted().toList();

@@ -18,7 +18,7 @@ import io.gpuadmission.gang.GangPlanning;
 import io.gpuadmission.gang.GangRegistry;
 import io.gpuadmission.placement.BindRequest;
 import io.gpuadmission.placement.BindingApiServer;
-import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.contract.GpuAnnotations;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;

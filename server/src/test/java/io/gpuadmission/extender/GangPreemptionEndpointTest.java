@@ -16,7 +16,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.cluster.ClusterFixtures;
-import io.gpuadmission.placement.GpuAnnotations;
+import io.gpuadmission.contract.GpuAnnotations;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.MemberPlan;

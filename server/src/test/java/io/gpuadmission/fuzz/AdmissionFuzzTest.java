@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.gpuadmission.admission.MutationService;
 import io.gpuadmission.admission.ValidationService;
-import io.gpuadmission.support.LogCapture;
+import io.gpuadmission.testing.LogCapture;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.restassured.config.HttpClientConfig;

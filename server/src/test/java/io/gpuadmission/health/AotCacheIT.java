@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * training run exercised them.
  */
 class AotCacheIT {
-  private static final Path APP = Path.of("target/quarkus-app");
+  private static final Path APP = Path.of("server/target/quarkus-app");
   private static final Pattern LOADED = Pattern.compile("\\] (\\S+) source: (.+)$");
   /** Loaded by the warm-up's requests only (none at start-up), one or more per endpoint. */
   private static final List<String> TRAINED =
@@ -64,7 +64,7 @@ class AotCacheIT {
       assertThat(server.isAlive())
           .as("server (launcher with -XX:AOTMode=on) alive; its output:\n%s", Files.readString(tmp.resolve("server.log")))
           .isTrue();
-      var review = Files.readAllBytes(Path.of("src/main/resources/warmup/gpu-topology.json"));
+      var review = Files.readAllBytes(Path.of("server/src/main/resources/warmup/gpu-topology.json"));
       given().relaxedHTTPSValidation().baseUri(base).contentType("application/json").body(review)
           .post("/mutate").then().statusCode(200);
     } finally {
@@ -107,7 +107,7 @@ class AotCacheIT {
     assertThat(versionOut).isEqualTo("gpu-admission 0.1.0-SNAPSHOT\n");
     assertThat(version.exitValue()).isZero();
 
-    var launcher = Files.readString(Path.of("src/main/jvm/run")).replace("@JAVA_HOME@", "/nonexistent/jdk-25");
+    var launcher = Files.readString(Path.of("server/src/main/jvm/run")).replace("@JAVA_HOME@", "/nonexistent/jdk-25");
     Files.writeString(moved.resolve("run"), launcher);
     var gone = new ProcessBuilder("sh", moved.resolve("run").toString(), "--version").redirectErrorStream(true).start();
     var goneOut = new String(gone.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -190,7 +190,7 @@ class LeastPrivilegeTest {
         .withNewResources().addToLimits("aliyun.com/gpu-mem", new io.fabric8.kubernetes.api.model.Quantity(Integer.toString(gib)))
         .endResources().endContainer().endSpec().withNewStatus().withPhase(node == null ? "Pending" : "Running").endStatus().build();
     if (node != null) {
-      pod.getMetadata().setAnnotations(io.gpuadmission.placement.GpuAnnotations.share(0, gib, 11, java.time.Instant.now()));
+      pod.getMetadata().setAnnotations(io.gpuadmission.contract.GpuAnnotations.share(0, gib, 11, java.time.Instant.now()));
     }
     return pod;
   }

@@ -16,7 +16,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import io.gpuadmission.admission.KubernetesJson;
-import io.gpuadmission.cluster.MockApiServer;
+import io.gpuadmission.testing.MockApiServer;
 import io.gpuadmission.node.DeviceIndex;
 import io.gpuadmission.node.FakeKubelet;
 import io.gpuadmission.node.NodeAgent;

@@ -3,7 +3,7 @@ package io.gpuadmission.mode;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.gpuadmission.support.PackagedApp;
+import io.gpuadmission.testing.PackagedApp;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -122,7 +122,7 @@ class RunModeIT {
   @Test
   void theNodeAgentModeWatchesOnlyItsNodesPodsAndListensOnlyForHealth() throws Exception {
     var requests = new java.util.concurrent.CopyOnWriteArrayList<String>();
-    try (var cluster = io.gpuadmission.cluster.MockApiServer.start(1, null); var health = new ServerSocket(0)) {
+    try (var cluster = io.gpuadmission.testing.MockApiServer.start(1, null); var health = new ServerSocket(0)) {
       cluster.answerInstead(request -> {
         requests.add(request.getMethod() + " " + request.getPath());
         return null;

@@ -19,29 +19,22 @@ class RunModeTest {
   void readsTheWrittenNames() {
     assertThat(RunMode.parse("server")).isEqualTo(RunMode.SERVER);
     assertThat(RunMode.parse(" CLI ")).isEqualTo(RunMode.CLI);
-    assertThat(RunMode.parse("node-agent")).isEqualTo(RunMode.NODE_AGENT);
-    assertThat(new RunModeConverter().convert("node-agent")).isEqualTo(RunMode.NODE_AGENT);
+    assertThat(new RunModeConverter().convert("cli")).isEqualTo(RunMode.CLI);
   }
 
   @Test
   void refusesAnyOtherNameNamingTheAcceptedOnes() {
-    assertThatThrownBy(() -> RunMode.parse("NODE_AGENT"))
+    assertThatThrownBy(() -> RunMode.parse("SERVER_AND_CLI"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("gpu-admission.mode is \"NODE_AGENT\": expected one of server, cli, node-agent");
+        .hasMessage("gpu-admission.mode is \"SERVER_AND_CLI\": expected one of server, cli");
+    // The node agent is the node-agent module's program, not a mode of this one.
+    assertThatThrownBy(() -> RunMode.parse("node-agent")).hasMessage("gpu-admission.mode is \"node-agent\": expected one of server, cli");
   }
 
   @Test
   void serverModeChangesNoConfiguration() {
     assertThat(sourcesFor(null)).isEmpty();
     assertThat(sourcesFor("server")).isEmpty();
-  }
-
-  @Test
-  void nodeAgentModeTurnsTheListenerOffAboveSystemProperties() {
-    var sources = sourcesFor("node-agent");
-    assertThat(sources).hasSize(1);
-    assertThat(sources.get(0).getProperties()).isEqualTo(Map.of("quarkus.http.host-enabled", "false"));
-    assertThat(sources.get(0).getOrdinal()).isGreaterThan(400);
   }
 
   @Test
@@ -62,7 +55,7 @@ class RunModeTest {
 
   @Test
   void aMisspelledModeStopsStartUp() {
-    assertThatThrownBy(() -> sourcesFor("sever")).hasMessageContaining("expected one of server, cli, node-agent");
+    assertThatThrownBy(() -> sourcesFor("sever")).hasMessageContaining("expected one of server, cli");
   }
 
   private static List<ConfigSource> sourcesFor(String mode) {

@@ -7,7 +7,7 @@ import io.fabric8.kubernetes.api.model.KubernetesList;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.cluster.LedgerWatcher;
-import io.gpuadmission.cluster.MockApiServer;
+import io.gpuadmission.testing.MockApiServer;
 import io.gpuadmission.cluster.PlacementLeadership;
 import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.support.Fixtures;

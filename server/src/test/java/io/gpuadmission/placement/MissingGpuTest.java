@@ -26,7 +26,7 @@ class MissingGpuTest {
     var pods = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("extender/bound-pods.yaml")), KubernetesList.class);
     for (var item : pods.getItems()) {
       item.getMetadata().setUid("uid-" + item.getMetadata().getName());
-      ledger.confirm(GpuAnnotations.claimOf((Pod) item).orElseThrow());
+      ledger.confirm(PodClaims.claimOf((Pod) item).orElseThrow());
     }
     var two = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("placement/node-cgpu-v100-b-two-gpus.yaml")), Node.class);
     ledger.putNode(GpuCapacityMapper.map(two, labels).orElseThrow());

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.gpuadmission.contract.GpuAnnotations;
 import io.gpuadmission.placement.PlacementDecider.Choice;
 import io.gpuadmission.placement.PlacementDecider.NodeScore;
 import io.gpuadmission.policy.GpuPolicy;

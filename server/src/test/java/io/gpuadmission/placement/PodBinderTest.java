@@ -90,7 +90,7 @@ class PodBinderTest {
 
     var bound = client.pods().inNamespace(NS).withName("trainer-0").get();
     assertThat(bound.getMetadata().getAnnotations()).containsExactlyEntriesOf(Map.of("gpu-admission.io/gpu-indices", "0,3"));
-    assertThat(GpuAnnotations.claimOf(bound)).contains(GpuClaim.bound(pod.getMetadata().getUid(), NS + "/trainer-0", "gpu-dgx1", List.of(0, 3), 0));
+    assertThat(PodClaims.claimOf(bound)).contains(GpuClaim.bound(pod.getMetadata().getUid(), NS + "/trainer-0", "gpu-dgx1", List.of(0, 3), 0));
   }
 
   @Test

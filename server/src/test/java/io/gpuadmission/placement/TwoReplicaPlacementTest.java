@@ -133,11 +133,11 @@ class TwoReplicaPlacementTest {
     // Nothing duplicated: one Binding per bound pod, each bound pod reported bound once.
     assertThat(api.bindings().created()).isEqualTo(bound.size()).isEqualTo(succeeded.get());
     // Nothing lost: every bound pod carries its choice.
-    assertThat(bound).allSatisfy(p -> assertThat(GpuAnnotations.claimOf(p)).isPresent());
+    assertThat(bound).allSatisfy(p -> assertThat(PodClaims.claimOf(p)).isPresent());
     // No GPU over-committed, counted from the pods themselves.
     var used = new HashMap<String, Long>();
     for (var pod : bound) {
-      var claim = GpuAnnotations.claimOf(pod).orElseThrow();
+      var claim = PodClaims.claimOf(pod).orElseThrow();
       used.merge(claim.node() + "/" + claim.gpus().get(0), claim.memory(), Long::sum);
     }
     assertThat(used.values()).allSatisfy(u -> assertThat(u).isLessThanOrEqualTo(GPU_GIB));

@@ -13,7 +13,7 @@ import io.gpuadmission.placement.GpuNodeCapacity;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.policy.PolicyParser;
-import io.gpuadmission.support.LogCapture;
+import io.gpuadmission.testing.LogCapture;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Clock;
 import java.time.Duration;

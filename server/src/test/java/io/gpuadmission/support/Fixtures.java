@@ -15,7 +15,7 @@ import java.util.List;
 
 /** Reads the YAML and JSON fixtures under src/test/resources. */
 public final class Fixtures {
-  public static final Path ROOT = Path.of("src/test/resources");
+  public static final Path ROOT = Path.of("server/src/test/resources");
   private static final ObjectMapper YAML = new YAMLMapper();
 
   private Fixtures() {}

@@ -5,8 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
-import io.gpuadmission.support.SchedulerCaller;
-import io.gpuadmission.tls.Pem;
+import io.gpuadmission.testing.DevCertificates;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -346,7 +345,7 @@ class Http1ClientTest {
 
   @Test
   void overHttpsTheServiceAccountsCaIsTrustedAndTheHostNameChecked() throws Exception {
-    Files.copy(Path.of("certs/dev/ca.crt"), serviceAccount.resolve("ca.crt"));
+    Files.copy(DevCertificates.DIR.resolve("ca.crt"), serviceAccount.resolve("ca.crt"));
     var server = httpsServer(new InetSocketAddress(0), "{\"kind\":\"Node\"}");
     var port = server.getAddress().getPort();
 
@@ -367,7 +366,7 @@ class Http1ClientTest {
   @Test
   void overHttpsACertificateFromAnotherCaIsRefused() throws Exception {
     // The scheduler's client certificate is its own CA's, not the one that signed the server's.
-    Files.copy(Path.of("certs/dev/scheduler.crt"), serviceAccount.resolve("ca.crt"));
+    Files.copy(DevCertificates.DIR.resolve("scheduler.crt"), serviceAccount.resolve("ca.crt"));
     var server = httpsServer(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), "{}");
 
     assertThatThrownBy(() -> ApiServer.at("https://127.0.0.1:" + server.getAddress().getPort(), serviceAccount, false, TIMEOUT)
@@ -387,8 +386,7 @@ class Http1ClientTest {
 
   private HttpsServer httpsServer(InetSocketAddress address, String json) throws Exception {
     var server = HttpsServer.create(address, 10);
-    server.setHttpsConfigurator(new HttpsConfigurator(SchedulerCaller.context(
-        Pem.readCertificates(Files.readString(Path.of("certs/dev/tls.crt"))), Pem.readPrivateKey(Files.readString(Path.of("certs/dev/tls.key"))))));
+    server.setHttpsConfigurator(new HttpsConfigurator(DevCertificates.serving()));
     server.createContext("/", exchange -> {
       var body = json.getBytes(StandardCharsets.UTF_8);
       exchange.sendResponseHeaders(200, body.length);

@@ -100,12 +100,12 @@ class ListWatchTest {
     server.watches.add(Answer.status(503, "the server is currently unable to handle the request"));
     server.watches.add(Answer.lines().heldOpen());
 
-    try (var log = io.gpuadmission.support.LogCapture.of(ListWatch.class, true)) {
+    try (var log = io.gpuadmission.testing.LogCapture.of(ListWatch.class, true)) {
       start();
 
       // The second watch is open and silent: no event, yet the outage is over.
       await().atMost(WITHIN).until(() -> log.records().size() == 2);
-      assertThat(log.records()).extracting(io.gpuadmission.support.LogCapture::text).containsExactly(
+      assertThat(log.records()).extracting(io.gpuadmission.testing.LogCapture::text).containsExactly(
           "pods of node gpu-1: the server is currently unable to handle the request (HTTP 503); trying again, first in 50 ms",
           "pods of node gpu-1: the API server answers again");
       assertThat(server.watchRequests()).hasSize(2);
@@ -220,12 +220,12 @@ class ListWatchTest {
     server.watches.add(Answer.lines("{\"type\":\"ADDED\",\"object\":{\"metadata\":"));
     server.watches.add(Answer.lines(event("ADDED", "a", "11")));
 
-    try (var log = io.gpuadmission.support.LogCapture.of(ListWatch.class, true)) {
+    try (var log = io.gpuadmission.testing.LogCapture.of(ListWatch.class, true)) {
       start();
 
       await().atMost(WITHIN).until(() -> seen.contains("added a"));
       var warnings = log.records().stream().filter(r -> r.getLevel().intValue() == java.util.logging.Level.WARNING.intValue())
-          .map(io.gpuadmission.support.LogCapture::text).toList();
+          .map(io.gpuadmission.testing.LogCapture::text).toList();
       assertThat(warnings).singleElement().asString().startsWith("pods of node gpu-1: skipped a line that is not a watch event (")
           .endsWith("); watching again from resourceVersion 10; trying again, first in 50 ms");
     }

@@ -7,7 +7,7 @@ import io.gpuadmission.node.deviceplugin.v1beta1.DevicePluginGrpc;
 import io.gpuadmission.node.deviceplugin.v1beta1.Empty;
 import io.gpuadmission.node.deviceplugin.v1beta1.ListAndWatchResponse;
 import io.gpuadmission.node.grpc.RawHttp2Client.Frame;
-import io.gpuadmission.support.LogCapture;
+import io.gpuadmission.testing.LogCapture;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.StreamObserver;

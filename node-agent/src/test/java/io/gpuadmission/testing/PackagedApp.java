@@ -1,4 +1,4 @@
-package io.gpuadmission.support;
+package io.gpuadmission.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -10,13 +10,14 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The packaged artifact ({@code target/quarkus-app/quarkus-run.jar}, made by {@code package} before
- * failsafe runs) started as users start it, in a JVM of its own, with the environment and working
+ * The module's packaged program (the server's {@code server/target/quarkus-app/quarkus-run.jar}, the
+ * node agent's {@code node-agent/target/node-agent/node-agent.jar}, made by {@code package} before
+ * failsafe runs; each module's pom names it as {@code packaged.jar}) started as users start it, in a JVM of its own, with the environment and working
  * directory a test gives. Output goes to files, so a chatty process never blocks on a full pipe.
  */
 public final class PackagedApp {
   /** The jar this build packaged; a benchmark may name another ({@code -Dbench.jar=...}: an earlier build, to compare). */
-  public static final Path JAR = Path.of(System.getProperty("bench.jar", "target/quarkus-app/quarkus-run.jar")).toAbsolutePath();
+  public static final Path JAR = Path.of(System.getProperty("bench.jar", System.getProperty("packaged.jar", "packaged.jar"))).toAbsolutePath();
 
   private PackagedApp() {}
 
