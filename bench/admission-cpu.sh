@@ -6,7 +6,7 @@
 # to the other CPU) and divides the server's CPU time (/proc) by the requests served.
 #   bench/admission-cpu.sh [java options...]
 # Env: GPU_ADMISSION_PORT (8443), BENCH_HARNESS (../shared/bench), BENCH_DURATION (10),
-# BENCH_WARMUP (60 s, split over the runs: the JIT runs on the same CPU), APP_DIR (target/quarkus-app),
+# BENCH_WARMUP (60 s, split over the runs: the JIT runs on the same CPU), APP_DIR (server/target/quarkus-app),
 # BENCH_FLOOR (1; 0 skips the floor), FLOOR_PORT (18843).
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
@@ -18,7 +18,7 @@ harness="${BENCH_HARNESS:-$root/../shared/bench}"
 port="${GPU_ADMISSION_PORT:-8443}"
 duration="${BENCH_DURATION:-10}"
 warmup="${BENCH_WARMUP:-60}"
-app_dir="${APP_DIR:-$root/target/quarkus-app}"
+app_dir="${APP_DIR:-$root/server/target/quarkus-app}"
 fixtures=(gpu-topology gpu-mem cpu-only)
 log="$(mktemp)"
 work="$(mktemp -d)"
@@ -47,7 +47,7 @@ for _ in $(seq 1 120); do
 done
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 bench() { # endpoint fixture duration -> requests served
-  BENCH_FIXTURE="$root/src/test/resources/bench/admissionreview-$2.json" BENCH_DURATION="$3" BENCH_SKIP_CHECK="${4:-0}" \
+  BENCH_FIXTURE="$root/server/src/test/resources/bench/admissionreview-$2.json" BENCH_DURATION="$3" BENCH_SKIP_CHECK="${4:-0}" \
     "$harness/webhook-bench.sh" "https://127.0.0.1:$port/$1" 2>/dev/null | sed -n 's/.* requests=\([0-9]*\) .*/\1/p'
 }
 for f in "${fixtures[@]}"; do

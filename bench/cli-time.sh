@@ -2,7 +2,7 @@
 # Wall time and CPU time (user+sys) of the command line on a handful of manifests, the median of N
 # runs, variants interleaved so that a neighbour's load hits all of them alike. Each row also
 # gives its ratio to `--version` of the same variant (Quarkus' start and stop alone, no command).
-#   bench/cli-time.sh [runs]      (default 7; needs target/quarkus-app from ./mvnw package)
+#   bench/cli-time.sh [runs]      (default 7; needs server/target/quarkus-app from ./mvnw package)
 # JDKS: the java executables to try (default: java on PATH, and the Temurin 25 at
 # /usr/lib/jvm/temurin-25-jdk-amd64 when present); a JDK older than the jar's class files (release
 # 25) cannot run it and is left out with a note on stderr. Per JDK: `java -jar` as is (plain), the
@@ -12,9 +12,9 @@ case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d';
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 runs="${1:-7}"
-jar="$root/target/quarkus-app/quarkus-run.jar"
+jar="$root/server/target/quarkus-app/quarkus-run.jar"
 [ -f "$jar" ] || { echo "no $jar: run ./mvnw -B -DskipTests package" >&2; exit 2; }
-r="$root/src/test/resources"
+r="$root/server/src/test/resources"
 explain=(explain -f "$r/workloads/pytorchjob-consistent.yaml" -f "$r/workloads/deployment-topology-recreate.yaml"
   -f "$r/mutation/pytorch-dist-nccl-worker/pod.yaml" -f "$r/mutation/cgpu-test-pod/pod.yaml"
   -f "$r/workloads/job-topology-completions.yaml" --cluster "$r/cluster/nodes.yaml")

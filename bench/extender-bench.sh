@@ -4,7 +4,7 @@
 #   bench/extender-bench.sh [NODES] [GPU_PODS]      (defaults 5000 20000)
 # 1. starts a mock API server holding NODES GPU nodes (gpu-node-00000…, the names of
 #    ../shared/bench/fixtures/extender-args-N.json) and GPU_PODS bound shares;
-# 2. for each packaged server in APP_DIRS (default target/quarkus-app; give two, e.g. the build
+# 2. for each packaged server in APP_DIRS (default server/target/quarkus-app; give two, e.g. the build
 #    before a change and after, to compare them in one run): starts it against that cluster,
 #    pinned to CPU 0 with a GC log, and waits until its ledger holds every node;
 # 3. for the 500- and 5000-node ExtenderArgs: the nginx floor (TLS + HTTP, a fixed answer) takes
@@ -28,18 +28,18 @@ port="${GPU_ADMISSION_PORT:-8443}"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 api_port="${BENCH_API_PORT:-$(free_port)}"
 floor_port="${FLOOR_PORT:-$(free_port)}"
-apps="${APP_DIRS:-$root/target/quarkus-app}"
+apps="${APP_DIRS:-$root/server/target/quarkus-app}"
 rate="${BENCH_RATE:-25}"
 rate_s="${BENCH_RATE_DURATION:-20}"
 sat_s="${BENCH_SAT_DURATION:-10}"
 warm_s="${BENCH_WARMUP:-15}"
 conns="${BENCH_CONNECTIONS:-2}"
 work="$(mktemp -d)"
-deps="$root/target/bench-classpath.txt"
+deps="$root/server/target/bench-classpath.txt"
 clk="$(getconf CLK_TCK)"
-[[ -s "$deps" ]] || (cd "$root" && ./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
+[[ -s "$deps" ]] || (cd "$root" && ./mvnw -B -q dependency:build-classpath -pl server -am -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
 # The mock cluster is this build's code: always on JDK 25, whichever JVM the server runs on.
-"$JAVA_HOME/bin/java" -Xmx1g -cp "$root/target/classes:$root/target/test-classes:$(cat "$deps")" \
+"$JAVA_HOME/bin/java" -Xmx1g -cp "$root/server/target/classes:$root/server/target/test-classes:$(cat "$deps")" \
   io.gpuadmission.bench.ExtenderBenchCluster "$api_port" "$nodes" "$gpu_pods" >"$work/cluster.log" 2>&1 &
 cluster=$!
 server=""

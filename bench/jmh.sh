@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the allocator JMH benchmarks (src/test/java/io/gpuadmission/bench/AllocatorBenchmark.java).
+# Runs the allocator JMH benchmarks (server/src/test/java/io/gpuadmission/bench/AllocatorBenchmark.java).
 #   bench/jmh.sh                 # all, 1 fork, 3 warm-up + 5 measurement iterations of 2 s
 #   bench/jmh.sh Nvl72 -i 10     # a subset, more iterations (any JMH options)
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
@@ -9,8 +9,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/.mvn/jdk25.sh"
 java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 cd "$root"
-./mvnw -B -q -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile=target/bench-classpath.txt
+./mvnw -B -q -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -pl server -am -Dmdep.outputFile="$PWD/server/target/bench-classpath.txt"
 filter="${1:-AllocatorBenchmark}"
 shift || true
-exec "$java" -cp "target/test-classes:target/classes:$(cat target/bench-classpath.txt)" org.openjdk.jmh.Main "$filter" \
-  -f 1 -wi 3 -w 2s -i 5 -r 2s -rf text -rff target/jmh-result.txt "$@"
+exec "$java" -cp "server/target/test-classes:server/target/classes:$(cat server/target/bench-classpath.txt)" org.openjdk.jmh.Main "$filter" \
+  -f 1 -wi 3 -w 2s -i 5 -r 2s -rf text -rff server/target/jmh-result.txt "$@"

@@ -6,7 +6,7 @@
 # run-peers.sh floor. Bounded (gives up on readiness after 60 s); stops what it started.
 #   bench/jvm-settings.sh LABEL [java options...]
 #   e.g. bench/jvm-settings.sh c1 -XX:+UseSerialGC -Xmx96m -XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=app-cds.jsa
-# Env: GPU_ADMISSION_PORT (8443), APP_DIR (target/quarkus-app), BENCH_HARNESS (../shared/bench),
+# Env: GPU_ADMISSION_PORT (8443), APP_DIR (server/target/quarkus-app), BENCH_HARNESS (../shared/bench),
 # BENCH_NMT=1: also native memory tracking (costs ~4 MiB itself) and, at the end, what the JVM has
 # committed per area (MiB), its loaded classes and threads.
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
@@ -22,7 +22,7 @@ shift
 log="$(mktemp)"
 start=$(date +%s%N)
 # From the app's own directory, so that -XX:SharedArchiveFile=app-cds.jsa (AppCDS) applies.
-(cd "${APP_DIR:-$root/target/quarkus-app}" \
+(cd "${APP_DIR:-$root/server/target/quarkus-app}" \
   && export GPU_ADMISSION_TLS_CERT="$root/certs/dev/tls.crt" GPU_ADMISSION_TLS_KEY="$root/certs/dev/tls.key" MALLOC_ARENA_MAX=2 \
   && exec taskset -c 0 "$java" ${BENCH_NMT:+-XX:NativeMemoryTracking=summary} "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
 pid=$!

@@ -3,7 +3,7 @@
 # the server pinned to one CPU, then the CPU time it used until ready and its RSS. Bounded: gives up
 # after 60 s; stops what it started.
 #   bench/ready-time.sh [java options...]     e.g. bench/ready-time.sh @jvm.args -XX:AOTCache=app.aot
-# Port: GPU_ADMISSION_PORT (8443). CPU: BENCH_SERVER_CPUS (0). APP_DIR: target/quarkus-app.
+# Port: GPU_ADMISSION_PORT (8443). CPU: BENCH_SERVER_CPUS (0). APP_DIR: server/target/quarkus-app.
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,12 +11,12 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/.mvn/jdk25.sh"
 java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 port="${GPU_ADMISSION_PORT:-8443}"
-fixture="$root/src/test/resources/bench/admissionreview-gpu-topology.json"
+fixture="$root/server/src/test/resources/bench/admissionreview-gpu-topology.json"
 log="$(mktemp)"
 start=$(date +%s%N)
 # From the app's own directory: an AppCDS archive (-XX:SharedArchiveFile=app-cds.jsa) is only used
 # when the class path matches the one it was made with.
-(cd "${APP_DIR:-$root/target/quarkus-app}" \
+(cd "${APP_DIR:-$root/server/target/quarkus-app}" \
   && export GPU_ADMISSION_TLS_CERT="$root/certs/dev/tls.crt" GPU_ADMISSION_TLS_KEY="$root/certs/dev/tls.key" \
   && exec taskset -c "${BENCH_SERVER_CPUS:-0}" "$java" "$@" -jar quarkus-run.jar) >"$log" 2>&1 &
 pid=$!

@@ -18,7 +18,7 @@ harness="${BENCH_HARNESS:-$root/../shared/bench}"
 [[ -x "$harness/webhook-bench.sh" ]] || { echo "no load harness at $harness (set BENCH_HARNESS)" >&2; exit 2; }
 command -v wrk >/dev/null && command -v nginx >/dev/null || { echo "needs wrk and nginx (apt-get install wrk nginx)" >&2; exit 2; }
 rounds="${1:-2}"
-app="$root/target/quarkus-app"
+app="$root/server/target/quarkus-app"
 jdk25="$JAVA_HOME/bin/java"
 jdk17_options="-XX:+UseSerialGC -Xms32m -Xmx96m -XX:MaxDirectMemorySize=32m -XX:+ExitOnOutOfMemoryError -XX:TrimNativeHeapInterval=5000"
 default="jdk25-aot-coh|$jdk25|$app|@jvm.args -XX:AOTCache=app.aot -XX:AOTMode=on"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Scale benchmark: the packaged server (target/quarkus-app/run: the shipped jvm.args and AOT cache)
+# Scale benchmark: the packaged server (server/target/quarkus-app/run: the shipped jvm.args and AOT cache)
 # against a mock API server of Kubernetes' documented limits, in a memory limit as the Deployment
 # gives it (see bench/README.md, "Memory").
 #   bench/scale.sh [NODES] [PODS] [GPU_PODS] [IMAGES]     (defaults 5000 150000 30000 40)
@@ -30,14 +30,14 @@ timeout="${BENCH_TIMEOUT:-900}"
 port="${GPU_ADMISSION_PORT:-8443}"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 api_port="${BENCH_API_PORT:-$(free_port)}"
-app="${APP_DIR:-$root/target/quarkus-app}"
+app="${APP_DIR:-$root/server/target/quarkus-app}"
 fixture="$root/../shared/bench/fixtures/extender-args-5000.json"
 [[ -f "$fixture" ]] || fixture="/work/shared/bench/fixtures/extender-args-5000.json"
 work="$(mktemp -d)"
-deps="$root/target/bench-classpath.txt"
+deps="$root/server/target/bench-classpath.txt"
 clk="$(getconf CLK_TCK)"
-[[ -s "$deps" ]] || (cd "$root" && ./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
-(cd "$work" && exec nice -n 19 "$JAVA_HOME/bin/java" -Xmx1g -XX:+UseSerialGC -cp "$root/target/classes:$root/target/test-classes:$(cat "$deps")" \
+[[ -s "$deps" ]] || (cd "$root" && ./mvnw -B -q dependency:build-classpath -pl server -am -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
+(cd "$work" && exec nice -n 19 "$JAVA_HOME/bin/java" -Xmx1g -XX:+UseSerialGC -cp "$root/server/target/classes:$root/server/target/test-classes:$(cat "$deps")" \
   io.gpuadmission.bench.ScaleCluster "$api_port" "$nodes" "$pods" "$gpu_pods" "$images") >"$work/cluster.log" 2>&1 &
 cluster=$!
 server=""

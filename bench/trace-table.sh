@@ -16,7 +16,7 @@
 # distribution and the kube-scheduler runs over JSON (the slow ones: a seed takes 2.6 times as long
 # as the allocator's, most of it in the JSON codec). A run not done (yet) shows as "not run".
 # DATA defaults to ../shared/data/alibaba-gpu-v2023; JOBS runs that many simulations at once
-# (default 1). Each run's output stays in target/trace-table/ (where each pod went in placements/);
+# (default 1). Each run's output stays in server/target/trace-table/ (where each pod went in placements/);
 # a rerun only does what is missing (a run that has every seed asked is reused, whatever else it
 # has). Queued share tasks first, then the other tables in their order, so a run cut short
 # leaves whole columns.
@@ -29,7 +29,7 @@ seeds="${SEEDS:-42-51}"
 ks_seeds="${KUBE_SCHEDULER_SEEDS:-$seeds}"
 shares_seeds="${SHARES_SEEDS:-$seeds}"
 oracle_seeds="${ORACLE_SEEDS:-$seeds}"
-out="$root/target/trace-table"
+out="$root/server/target/trace-table"
 mkdir -p "$out"
 # Build once, before the runs start in parallel.
 "$root/bench/simulate-trace.sh" --help >/dev/null 2>&1 || true

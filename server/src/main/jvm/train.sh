@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run by `./mvnw package` once Quarkus has packed target/quarkus-app (pom.xml, execution
+# Run by `./mvnw package` once Quarkus has packed server/target/quarkus-app (pom.xml, execution
 # aot-training): makes the AOT cache app.aot (JEP 483, 514, 515: classes loaded and linked, method
 # profiles) from a training run, checks that the JVM accepts it, and writes the launcher `run`.
 #   train.sh JAVA_HOME APP_DIR

@@ -9,7 +9,7 @@ import java.lang.management.ManagementFactory;
  * and code changes (the second argument: CPU seconds measured per endpoint and fixture, 5 by default):
  *
  * <pre>
- * java -XX:TieredStopAtLevel=1 -cp "target/test-classes:target/classes:$(cat target/bench-classpath.txt)" \
+ * java -XX:TieredStopAtLevel=1 -cp "server/target/test-classes:server/target/classes:$(cat server/target/bench-classpath.txt)" \
  *   io.gpuadmission.bench.ReviewCpuTime 15 5
  * </pre>
  */

@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * webhook's RSS and threads. Not a test: run it with bench/soak.sh.
  *
  * <p>Usage: {@code Soak --minutes 30 --rate 200 --window-minutes 5 --warmup-seconds 30 --port 8443
- * --jar target/quarkus-app/quarkus-run.jar}
+ * --jar server/target/quarkus-app/quarkus-run.jar}
  */
 public final class Soak {
   private static final int MAX_MINUTES = 180;
@@ -42,13 +42,13 @@ public final class Soak {
     var windowMinutes = Double.parseDouble(arg(args, "--window-minutes", "5"));
     var warmupSeconds = Integer.parseInt(arg(args, "--warmup-seconds", "30"));
     var port = Integer.parseInt(arg(args, "--port", System.getenv().getOrDefault("GPU_ADMISSION_PORT", "8443")));
-    var jar = Path.of(arg(args, "--jar", "target/quarkus-app/quarkus-run.jar"));
+    var jar = Path.of(arg(args, "--jar", "server/target/quarkus-app/quarkus-run.jar"));
     if (minutes <= 0 || minutes > MAX_MINUTES || rate <= 0 || rate > MAX_RATE || windowMinutes <= 0) {
       throw new IllegalArgumentException("--minutes in (0, " + MAX_MINUTES + "], --rate in (0, " + MAX_RATE + "], --window-minutes > 0");
     }
     var reviews = reviews();
     try (var cluster = new SoakCluster()) {
-      var log = Path.of("target/soak/webhook.log");
+      var log = Path.of("server/target/soak/webhook.log");
       Files.createDirectories(log.getParent());
       var webhook = new ProcessBuilder("java", "-Xmx256m", "-XX:+UseSerialGC",
           "-Dquarkus.kubernetes-client.api-server-url=" + cluster.url(), "-Dquarkus.http.ssl-port=" + port,
@@ -196,7 +196,7 @@ public final class Soak {
       }
       Thread.sleep(500);
     }
-    throw new IllegalStateException("webhook not ready with its informers connected within 90 s (see target/soak/webhook.log)");
+    throw new IllegalStateException("webhook not ready with its informers connected within 90 s (see server/target/soak/webhook.log)");
   }
 
   /** A review and the endpoint it goes to; the uid is replaced for each request. */

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The packaged jar in each mode, with the webhook's port already taken by this test, no
+ * The packaged server's jar in each mode (the node agent's program is node-agent/'s NodeAgentIT), with the webhook's port already taken by this test, no
  * certificate files, and a kubeconfig whose API server is a socket that counts connections: any
  * listener, certificate read or informer would show (the server mode, as control, fails to start
  * so). The server mode itself is {@code MutateEndpointIT}'s, with no argument as the README starts it.
@@ -112,101 +112,5 @@ class RunModeIT {
                 + " (a file is missing or empty): certs/make-dev-certs.sh makes one (relative paths are read from the working directory, " + dir
                 + "; start from the repository root), GPU_ADMISSION_TLS_CERT and GPU_ADMISSION_TLS_KEY point elsewhere")
         .doesNotContain("still serving the previous certificate");
-  }
-
-  /**
-   * The node agent, against a mock API server that records every request and a kubelet socket that
-   * is not there: the health listener is its only one, and its only calls watch its node's pods
-   * (no server informer, no election).
-   */
-  @Test
-  void theNodeAgentModeWatchesOnlyItsNodesPodsAndListensOnlyForHealth() throws Exception {
-    var requests = new java.util.concurrent.CopyOnWriteArrayList<String>();
-    try (var cluster = io.gpuadmission.testing.MockApiServer.start(1, null); var health = new ServerSocket(0)) {
-      cluster.answerInstead(request -> {
-        requests.add(request.getMethod() + " " + request.getPath());
-        return null;
-      });
-      String apiServer;
-      try (var admin = cluster.admin()) {
-        apiServer = admin.getMasterUrl().toString();
-      }
-      var port = health.getLocalPort();
-      health.close();
-      // The agent's own client, as kube-apiserver serves watches (a streamed body; the mock serves WebSocket only).
-      var proxy = io.gpuadmission.node.HttpWatchProxy.start(apiServer);
-      env.put("QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL", proxy.url());
-      env.put("GPU_ADMISSION_MODE", "node-agent");
-      env.put("GPU_ADMISSION_NODE_AGENT_NODE_NAME", "cn-beijing.i-topo-v100-a");
-      env.put("GPU_ADMISSION_NODE_AGENT_SOCKET", workingDirectory.resolve("no-kubelet/kubelet.sock").toString());
-      env.put("GPU_ADMISSION_NODE_AGENT_HEALTH_PORT", Integer.toString(port));
-      var loaded = workingDirectory.resolve("agent-classes.log");
-      env.put("JAVA_TOOL_OPTIONS", "-Xlog:class+load=info:file=" + loaded);
-      try (proxy; var agent = PackagedApp.start(workingDirectory, env)) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> agent.stdout().contains(" started in ") || !agent.alive());
-        assertThat(agent.stdout()).contains("gpu-admission node agent started in ")
-            .contains("(node-agent mode: no Quarkus, no webhook listener, no server informers, no leader election)");
-        // Quarkus never started: none of its start-up lines.
-        assertThat(agent.stdout()).doesNotContain("Listening on: http").doesNotContain("Installed features").doesNotContain("Profile prod");
-        var http = java.net.http.HttpClient.newHttpClient();
-        java.util.function.Function<String, Integer> status = path -> {
-          try {
-            return http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + path)).build(),
-                java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
-          } catch (IOException | InterruptedException e) {
-            throw new AssertionError(e);
-          }
-        };
-        await().atMost(Duration.ofSeconds(20)).until(() -> requests.stream().anyMatch(r -> r.contains("watch=true")));
-        assertThat(status.apply("/q/health/live")).isEqualTo(200);
-        // No kubelet: not ready, as a pod whose socket is not mounted shows in kubectl.
-        assertThat(status.apply("/q/health/ready")).isEqualTo(503);
-        assertThat(status.apply("/mutate")).isEqualTo(404);
-        assertThat(status.apply("/extender/inspect")).isEqualTo(404);
-        // The agent's first round runs on its own timer after the watch starts: wait for its line.
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(agent.stdout()).contains("the kubelet's PodResources API at "
-            + workingDirectory.resolve("no-kubelet/kubelet.sock")
-            + " does not answer (no socket: the kubelet is restarting, or its pod-resources directory is not mounted)"));
-        // Its own node's pods; its own Node (the device plugin serves topology nodes only); and,
-        // on a topology node, its own node's unhealthy-GPU ConfigMap. Nothing of other nodes.
-        assertThat(requests).isNotEmpty().anyMatch(r -> r.startsWith("GET /api/v1/pods?")).allSatisfy(r -> assertThat(r).satisfiesAnyOf(
-            own -> assertThat(own).startsWith("GET /api/v1/pods?").contains("fieldSelector=spec.nodeName%3Dcn-beijing.i-topo-v100-a"),
-            own -> assertThat(own).isEqualTo("GET /api/v1/nodes/cn-beijing.i-topo-v100-a"),
-            own -> assertThat(own).startsWith("GET /api/v1/namespaces/kube-system/configmaps?").contains("unhealthy-gpu-cn-beijing.i-topo-v100-a")));
-        assertThat(agent.alive()).isTrue();
-        // Its own API client and gRPC: none of fabric8's client or model, Vert.x, grpc-java, Netty or
-        // the JDK's java.net.http client is loaded in node-agent mode, nor a zip file system over the jar.
-        assertThat(Files.readAllLines(loaded)).isNotEmpty().noneMatch(line -> line.contains(" io.fabric8.") || line.contains(" io.vertx.")
-            || line.contains(" io.grpc.") || line.contains(" io.netty.") || line.contains(" java.net.http.")
-            || line.contains(" jdk.internal.net.http.") || line.contains(" jdk.nio.zipfs."));
-      }
-    }
-  }
-
-  /** A node agent with a setting it cannot use stops at once, saying which setting in one line (no stack trace). */
-  @Test
-  void theNodeAgentWithABadSettingStopsSayingWhich() {
-    env.put("GPU_ADMISSION_MODE", "node-agent");
-    env.put("GPU_ADMISSION_NODE_AGENT_NODE_NAME", "cn-beijing.i-topo-v100-a");
-    env.put("GPU_ADMISSION_NODE_AGENT_PERIOD", "often");
-
-    var run = PackagedApp.run(workingDirectory, env);
-
-    assertThat(run.exitCode()).isEqualTo(1);
-    assertThat(run.stdout()).contains("node agent not started: ").contains("gpu-admission.node-agent.period").contains("\"often\"")
-        .contains("Text cannot be parsed to a Duration").doesNotContain("\tat ").doesNotContain("java.lang.").doesNotContain("SRCFG");
-    assertThat(apiConnections).hasValue(0);
-  }
-
-  @Test
-  void theNodeAgentWithoutItsNodesNameStopsSayingHowTheDaemonSetSetsIt() {
-    env.put("GPU_ADMISSION_MODE", "node-agent");
-
-    var run = PackagedApp.run(workingDirectory, env);
-
-    assertThat(run.exitCode()).isEqualTo(1);
-    assertThat(run.stdout()).contains("node agent not started: gpu-admission.node-agent.node-name is not set: the DaemonSet passes the node's"
-        + " name as GPU_ADMISSION_NODE_AGENT_NODE_NAME (fieldRef spec.nodeName)").doesNotContain("\tat ");
-    assertThat(apiConnections).hasValue(0);
   }
 }
