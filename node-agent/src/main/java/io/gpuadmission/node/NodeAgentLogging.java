@@ -23,7 +23,7 @@ final class NodeAgentLogging {
 
   private NodeAgentLogging() {}
 
-  /** Before anything logs: jboss-logmanager as the JDK's log manager (the artifact's launcher sets it already). */
+  /** Before anything logs: jboss-logmanager as the JDK's log manager ({@link NodeAgentLauncher} calls it before any logger exists). */
   static void useLogManager() {
     if (System.getProperty("java.util.logging.manager") == null) {
       System.setProperty("java.util.logging.manager", org.jboss.logmanager.LogManager.class.getName());

@@ -86,7 +86,7 @@ class NodeAgentIT {
         .anyMatch(j -> j.startsWith("protobuf-java-"))
         .noneMatch(j -> j.startsWith("quarkus-") || j.startsWith("vertx-") || j.startsWith("kubernetes-") || j.contains("fabric8"));
     var manifest = new java.util.jar.JarFile(PackagedApp.JAR.toFile()).getManifest().getMainAttributes();
-    assertThat(manifest.getValue("Main-Class")).isEqualTo("io.gpuadmission.node.NodeAgentMain");
+    assertThat(manifest.getValue("Main-Class")).isEqualTo("io.gpuadmission.node.NodeAgentLauncher");
     assertThat(manifest.getValue("Class-Path").split(" ")).containsExactlyInAnyOrderElementsOf(jars.stream().map(j -> "lib/" + j).toList());
   }
 
