@@ -26,7 +26,7 @@ trap 'rm -rf "$work"' EXIT
 
 # The Java release the jar was compiled for: class file major version - 44 (69 is Java 25).
 app_jar=("$root"/target/quarkus-app/app/*.jar)
-release=$(( $(unzip -p "${app_jar[0]}" io/gpuadmission/mode/GpuAdmissionMain.class | od -An -j6 -N2 -tu1 | awk '{print $1 * 256 + $2}') - 44 ))
+release=$(( $(unzip -p "${app_jar[0]}" io/gpuadmission/main/GpuAdmissionMain.class | od -An -j6 -N2 -tu1 | awk '{print $1 * 256 + $2}') - 44 ))
 
 variants=()
 for java in $jdks; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The device plugin's call latency: the packaged jar in node-agent mode with the DaemonSet's JVM
+# The device plugin's call latency: the packaged agent (node-agent.jar) with the DaemonSet's JVM
 # options, pinned to CPU 0, on a full node (110 pods in its cache), driven over its Unix socket as
 # the v1.32 kubelet admits GPU containers (GetPreferredAllocation, then Allocate). Prints p50/p99/max
 # of both beside GetDevicePluginOptions on the same connection (the baseline), wrong answers, and

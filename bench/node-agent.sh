@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The node agent's footprint: the packaged jar in node-agent mode with the DaemonSet's JVM options,
+# The node agent's footprint: the packaged agent (node-agent.jar) with the DaemonSet's JVM options,
 # pinned to CPU 0, on a full node (110 pods, 8 with GPUs) of a fake kubelet and the mock API
 # server; beside it in the same run the JVM floor (same options, a main that sleeps) and the agent
 # asking the kubelet once an hour. Prints RSS once idle, CPU over the window, List calls, and the

@@ -12,8 +12,11 @@ import java.nio.file.Path;
 /** The node agent's YAML fixtures under this module's src/test/resources, and the repository's files. */
 public final class Fixtures {
   public static final Path ROOT = Path.of("src/test/resources");
-  /** The repository's root, from this module's directory, where its tests run. */
-  public static final Path REPOSITORY = Path.of("..");
+  /**
+   * The repository's root: the parent of this module's directory, where its tests run, or the
+   * working directory itself for the server's tests, which run from the root and use these helpers.
+   */
+  public static final Path REPOSITORY = Files.isDirectory(Path.of("node-agent")) ? Path.of("") : Path.of("..");
   private static final YAMLMapper YAML = new YAMLMapper();
   private static final KubernetesSerialization KUBERNETES = new KubernetesSerialization();
 

@@ -1,14 +1,15 @@
 package io.gpuadmission.admission;
 
-import io.gpuadmission.extender.ExtenderBodyLimit;
 import io.vertx.core.http.HttpHeaders;
 import io.vertx.ext.web.Router;
 import io.vertx.ext.web.RoutingContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Instance;
+import java.util.List;
 
 /**
- * Holds every path but the extender's ({@link ExtenderBodyLimit}) to 3 MiB, kube-apiserver's own
+ * Holds every path but those of a {@link LargerBodyLimit} (the extender's) to 3 MiB, kube-apiserver's own
  * cap on a request: a larger body is refused with 413 and a Kubernetes Status saying why. A body
  * whose Content-Length is over the limit is refused here, before any of it is read; a chunked one
  * (no Content-Length) is read whole, up to {@code quarkus.http.limits.max-body-size} (the
@@ -19,13 +20,20 @@ public class BodySizeLimit {
   /** kube-apiserver's limit on a request body (apiserver's MaxRequestBodyBytes, 3 MiB). */
   static final long LIMIT = 3L * 1024 * 1024;
 
+  private final List<LargerBodyLimit> larger;
+
+  BodySizeLimit(Instance<LargerBodyLimit> larger) {
+    this.larger = larger.stream().toList();
+  }
+
   void install(@Observes Router router) {
     // Before every other route, so that no body handler has started reading.
     router.route().order(Integer.MIN_VALUE).handler(this::check);
   }
 
   private void check(RoutingContext context) {
-    if (ExtenderBodyLimit.covers(context.normalizedPath())) {
+    var path = context.normalizedPath();
+    if (larger.stream().anyMatch(limit -> limit.holds(path))) {
       context.next();
       return;
     }

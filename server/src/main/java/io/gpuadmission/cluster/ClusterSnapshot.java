@@ -5,7 +5,6 @@ import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.policy.GpuPolicy;
-import io.gpuadmission.validation.ClusterView;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

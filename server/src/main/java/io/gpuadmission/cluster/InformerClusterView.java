@@ -1,7 +1,6 @@
 package io.gpuadmission.cluster;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.gpuadmission.validation.ClusterView;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
 import java.util.Map;

@@ -1,6 +1,7 @@
 package io.gpuadmission.extender;
 
 import io.gpuadmission.admission.BodySizeLimit;
+import io.gpuadmission.admission.LargerBodyLimit;
 import io.gpuadmission.admission.RefusedBody;
 import io.quarkus.runtime.configuration.MemorySize;
 import io.vertx.core.buffer.Buffer;
@@ -26,7 +27,7 @@ import org.jboss.logging.Logger;
  * ({@code outcome="too_large"}) and logged, at most one WARN line a minute.
  */
 @ApplicationScoped
-public class ExtenderBodyLimit {
+public class ExtenderBodyLimit implements LargerBodyLimit {
   private static final Logger LOG = Logger.getLogger(ExtenderBodyLimit.class);
   private static final long WARN_EVERY_NANOS = 60_000_000_000L;
 
@@ -45,6 +46,11 @@ public class ExtenderBodyLimit {
     return path != null
         && (path.equals("/extender") || path.startsWith("/extender/")
             || path.equals("/gpushare-scheduler") || path.startsWith("/gpushare-scheduler/"));
+  }
+
+  @Override
+  public boolean holds(String path) {
+    return covers(path);
   }
 
   void install(@Observes Router router) {

@@ -9,7 +9,7 @@ import java.util.stream.Collectors;
  * default) or the command line ({@code cli}: explain, place, policy check, with nothing listening
  * and nothing contacting a cluster). (The DaemonSet's node agent is the node-agent module's program.)
  * Chosen by {@value #PROPERTY} (environment {@code GPU_ADMISSION_MODE}); command-line arguments
- * choose {@code cli} before Quarkus starts ({@link GpuAdmissionMain}).
+ * choose {@code cli} before Quarkus starts ({@code main/GpuAdmissionMain}).
  */
 public enum RunMode {
   SERVER("server"),

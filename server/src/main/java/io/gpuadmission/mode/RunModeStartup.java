@@ -8,8 +8,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
  * The one observer of Quarkus' StartupEvent: it starts what the mode runs by firing that mode's
- * event ({@link ServerStartup}); the command line starts nothing, its commands run from {@link
- * GpuAdmissionMain}. An architecture test keeps
+ * event ({@link ServerStartup}); the command line starts nothing, its commands run from {@code
+ * main/GpuAdmissionMain}. An architecture test keeps
  * every other start-up behind these events.
  */
 @ApplicationScoped

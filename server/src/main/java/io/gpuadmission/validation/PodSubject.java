@@ -1,6 +1,7 @@
 package io.gpuadmission.validation;
 
 import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.cluster.ClusterView;
 import io.gpuadmission.policy.GpuPolicy;
 
 /**

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.zjsonpatch.JsonPatch;
+import io.gpuadmission.cluster.ClusterView;
 import io.gpuadmission.cluster.GpuModelCatalog;
 import io.gpuadmission.mutation.MutationContext;
 import io.gpuadmission.mutation.PodMutator;

@@ -67,7 +67,7 @@ class CommandLineTest {
         "place-placement-fixtures  | 0 | place --policy " + R + "placement/policy-dgx1.yaml --cluster " + R + "placement/nodes.yaml --cluster " + R
             + "placement/unhealthy-gpu-gpu-share-b.yaml -f " + R + "placement/pod-whole-2.yaml -f " + R + "placement/pod-share-8g.yaml -f " + R
             + "placement/pod-topology-4.yaml",
-        "policy-check-valid        | 0 | policy check src/main/resources/policy.yaml manifests/base/policy-configmap.yaml " + R + "gang/policy.yaml " + R
+        "policy-check-valid        | 0 | policy check server/src/main/resources/policy.yaml manifests/base/policy-configmap.yaml " + R + "gang/policy.yaml " + R
             + "placement/policy-dgx1.yaml",
         "policy-check-invalid      | 1 | policy check " + R + "cli/policy-configmap-invalid.yaml",
         "policy-check-invalid-json | 1 | policy check -o json " + R + "cli/policy-configmap-invalid.yaml",
@@ -119,11 +119,11 @@ class CommandLineTest {
     assertThat(run.stderr())
         .isEqualTo(
             """
-            gpu-admission: bad input: src/test/resources/cli/bad-document.yaml, document 2, line 16: while parsing a flow sequence: expected ',' or ']', but got <stream end>
-            gpu-admission: bad input: src/test/resources/cli/not-objects.yaml, document 1 (line 2): kind not set: not a Kubernetes object
-            gpu-admission: bad input: src/test/resources/cli/not-objects.yaml, document 2 (line 6): an array, not a Kubernetes object
-            gpu-admission: bad input: src/test/resources/cli/not-objects.yaml, document 3 (line 9), items[0]: apiVersion not set: not a Kubernetes object
-            gpu-admission: bad input: src/test/resources/cli/missing.yaml: no such file or directory
+            gpu-admission: bad input: server/src/test/resources/cli/bad-document.yaml, document 2, line 16: while parsing a flow sequence: expected ',' or ']', but got <stream end>
+            gpu-admission: bad input: server/src/test/resources/cli/not-objects.yaml, document 1 (line 2): kind not set: not a Kubernetes object
+            gpu-admission: bad input: server/src/test/resources/cli/not-objects.yaml, document 2 (line 6): an array, not a Kubernetes object
+            gpu-admission: bad input: server/src/test/resources/cli/not-objects.yaml, document 3 (line 9), items[0]: apiVersion not set: not a Kubernetes object
+            gpu-admission: bad input: server/src/test/resources/cli/missing.yaml: no such file or directory
             """);
   }
 
@@ -191,10 +191,10 @@ class CommandLineTest {
     assertThat(run.stderr())
         .isEqualTo(
             """
-            gpu-admission: bad input: src/test/resources/cli/policy-configmap-invalid.yaml:12: policy is not valid: topology.hostIpc: unknown key; known keys here: ackAnnotations, allowedNamespaces, dnsPolicy, hostIPC, hostNetwork, hostPID, jobLabel, onConflict, pool, replicaLabel, requireNVLink, resourceName, wholeGpuResource
-            gpu-admission: bad input: src/test/resources/cli/policy-configmap-invalid.yaml:13: policy is not valid: topology.allowedNamespaces[1]: "Team_A" is not a valid namespace name
-            gpu-admission: bad input: src/test/resources/cli/policy-configmap-invalid.yaml:15: policy is not valid: cpuPods.keepOffGpuNodes: expected true or false
-            gpu-admission: bad input: src/test/resources/cli/policy-configmap-invalid.yaml:17: policy is not valid: gpuModel.memoryTolerancePercent: 80 must be between 0 and 50
+            gpu-admission: bad input: server/src/test/resources/cli/policy-configmap-invalid.yaml:12: policy is not valid: topology.hostIpc: unknown key; known keys here: ackAnnotations, allowedNamespaces, dnsPolicy, hostIPC, hostNetwork, hostPID, jobLabel, onConflict, pool, replicaLabel, requireNVLink, resourceName, wholeGpuResource
+            gpu-admission: bad input: server/src/test/resources/cli/policy-configmap-invalid.yaml:13: policy is not valid: topology.allowedNamespaces[1]: "Team_A" is not a valid namespace name
+            gpu-admission: bad input: server/src/test/resources/cli/policy-configmap-invalid.yaml:15: policy is not valid: cpuPods.keepOffGpuNodes: expected true or false
+            gpu-admission: bad input: server/src/test/resources/cli/policy-configmap-invalid.yaml:17: policy is not valid: gpuModel.memoryTolerancePercent: 80 must be between 0 and 50
             """);
   }
 
@@ -210,7 +210,7 @@ class CommandLineTest {
     assertThat(explain.exitCode()).isEqualTo(2);
     assertThat(explain.stderr()).isEqualTo("gpu-admission: bad input: explain needs manifests: -f FILE|DIR|-\n");
     assertThat(missing.exitCode()).isEqualTo(2);
-    assertThat(missing.stderr()).isEqualTo("gpu-admission: bad input: src/test/resources/cli/missing-policy.yaml: no such file or directory\n");
+    assertThat(missing.stderr()).isEqualTo("gpu-admission: bad input: server/src/test/resources/cli/missing-policy.yaml: no such file or directory\n");
   }
 
   @Test

@@ -465,7 +465,7 @@ class ExtenderEndpointTest {
   @Test
   void aPodWhoseNodeGaveOtherGpusIsCountedInTheLedgerShownAndMeasured() {
     var topology = "cn-beijing.i-topo-v100-a";
-    var pod = client.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("node/pod-bert-worker-0.yaml")), Pod.class))
+    var pod = client.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.agentPath("node/pod-bert-worker-0.yaml")), Pod.class))
         .create();
     try {
       var uid = pod.getMetadata().getUid();

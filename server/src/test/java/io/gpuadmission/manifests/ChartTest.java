@@ -46,7 +46,7 @@ class ChartTest {
   @Test
   void chartVersionAndAppVersionAreTheProjectVersion() throws Exception {
     var pom = Files.readString(Path.of("pom.xml"));
-    var matcher = Pattern.compile("<artifactId>gpu-admission</artifactId>\\s*<version>([^<]+)</version>").matcher(pom);
+    var matcher = Pattern.compile("<artifactId>gpu-admission-parent</artifactId>\\s*<version>([^<]+)</version>").matcher(pom);
     assertThat(matcher.find()).isTrue();
     var version = matcher.group(1);
     var chart = Chart.file("Chart.yaml");

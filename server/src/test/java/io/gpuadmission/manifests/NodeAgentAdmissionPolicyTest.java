@@ -109,7 +109,7 @@ class NodeAgentAdmissionPolicyTest {
   }
 
   private static ObjectNode pod() {
-    return (ObjectNode) Fixtures.yamlTree(Fixtures.path("node/pod-bert-worker-0.yaml"));
+    return (ObjectNode) Fixtures.yamlTree(Fixtures.agentPath("node/pod-bert-worker-0.yaml"));
   }
 
   private static JsonNode recorded(JsonNode pod, String gpus) {

@@ -152,7 +152,7 @@ class NodeAgentManifestsTest {
         var podResources = new PodResourcesClient(kubelet.socket(), Duration.ofSeconds(2));
         var proxy = io.gpuadmission.node.HttpWatchProxy.start(admin.getMasterUrl().toString());
         var client = io.gpuadmission.node.api.ApiServer.at(proxy.url(), dir.resolve("no-service-account"), false, Duration.ofSeconds(5))) {
-      admin.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("node/pod-bert-worker-0.yaml")), Pod.class)).create();
+      admin.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.agentPath("node/pod-bert-worker-0.yaml")), Pod.class)).create();
       api.answerInstead(request -> {
         if (recording.get()) {
           ApiCall.of(request.getMethod(), request.getPath()).ifPresent(calls::add);
@@ -164,9 +164,9 @@ class NodeAgentManifestsTest {
       // With the device plugin: it reads its node's label once and watches the unhealthy-GPU ConfigMap.
       java.nio.file.Files.createDirectories(dir.resolve("device-plugins"));
       try (var deviceManager = new io.gpuadmission.node.FakeDeviceManagerAccess(dir.resolve("device-plugins"));
-          var agent = NodeAgent.create(client, podResources, DeviceIndex.fromDriver(Fixtures.path("node/nvidia-gpus"), Clock.systemUTC()),
+          var agent = NodeAgent.create(client, podResources, DeviceIndex.fromDriver(Fixtures.agentPath("node/nvidia-gpus"), Clock.systemUTC()),
               new NodeAgent.Settings("cn-beijing.i-topo-v100-a", Set.of("aliyun.com/gpu"), Duration.ofSeconds(5),
-                  Optional.of(deviceManager.pluginSettings(Fixtures.path("node/nvidia-gpus")))), Clock.systemUTC())) {
+                  Optional.of(deviceManager.pluginSettings(Fixtures.agentPath("node/nvidia-gpus")))), Clock.systemUTC())) {
         io.gpuadmission.node.DevicePlugin.topologyNode(client, "cn-beijing.i-topo-v100-a");
         await().atMost(Duration.ofSeconds(20)).until(agent::podsSynced);
         await().atMost(Duration.ofSeconds(60)).until(() -> {

@@ -24,6 +24,11 @@ public final class Fixtures {
     return ROOT.resolve(relative);
   }
 
+  /** The node agent's fixtures (its module's test resources: its driver table, the pods it records), where its own tests read them. */
+  public static Path agentPath(String relative) {
+    return Path.of("node-agent/src/test/resources").resolve(relative);
+  }
+
   public static String text(Path file) {
     try {
       return Files.readString(file);

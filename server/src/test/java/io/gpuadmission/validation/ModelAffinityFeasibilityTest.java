@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.NodeSelectorRequirement;
 import io.fabric8.kubernetes.api.model.NodeSelectorTerm;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.cluster.ClusterView;
 import io.gpuadmission.cluster.GpuModelCatalog;
 import io.gpuadmission.cluster.GpuNode;
 import io.gpuadmission.cluster.GpuNodeMapper;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.cluster.ClusterView;
 import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.support.Fixtures;
 import java.util.ArrayList;

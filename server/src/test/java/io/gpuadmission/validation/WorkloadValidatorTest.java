@@ -3,6 +3,7 @@ package io.gpuadmission.validation;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.cluster.ClusterView;
 import io.gpuadmission.cluster.GpuModelCatalog;
 import io.gpuadmission.mutation.PodMutator;
 import io.gpuadmission.policy.PolicyParser;

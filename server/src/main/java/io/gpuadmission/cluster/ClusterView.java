@@ -1,12 +1,11 @@
-package io.gpuadmission.validation;
+package io.gpuadmission.cluster;
 
 import io.fabric8.kubernetes.api.model.Pod;
-import io.gpuadmission.cluster.GpuNode;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
-/** What validation reads of the cluster: informer caches, never the API server. */
+/** What validation, the command line and the tests read of the cluster: informer caches (InformerClusterView), never the API server. */
 public interface ClusterView {
   /** Every known node (GPU or not); empty when there is no cluster or the cache is not filled. */
   List<GpuNode> nodes();

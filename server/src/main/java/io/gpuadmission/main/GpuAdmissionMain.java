@@ -1,6 +1,7 @@
-package io.gpuadmission.mode;
+package io.gpuadmission.main;
 
 import io.gpuadmission.cli.GpuAdmissionCommand;
+import io.gpuadmission.mode.RunMode;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.QuarkusApplication;
 import io.quarkus.runtime.annotations.QuarkusMain;
@@ -12,7 +13,8 @@ import picocli.CommandLine;
  * unless {@value RunMode#PROPERTY} says otherwise); any argument is a command, so the mode is
  * {@code cli}, set before Quarkus reads its configuration: the listener, the certificate and the
  * server's start-up are never set up for a command. (The node agent is a program of its own, the
- * node-agent module's.)
+ * node-agent module's.) It has a package of its own: it is the one class that knows both the modes
+ * and the command line, and no other package imports it.
  */
 @QuarkusMain
 public final class GpuAdmissionMain {
