@@ -457,7 +457,7 @@ def main():
         for pod in pods:
             if not pod.alive():
                 raise CheckFailed(f"{pod.id} exited")
-        print("container check passed")
+        print(f"container check passed (load average {open('/proc/loadavg').read().split()[0]} on {os.cpu_count()} CPUs)")
     except (CheckFailed, subprocess.CalledProcessError) as e:
         failed = True
         detail = e.stderr if isinstance(e, subprocess.CalledProcessError) else ""
