@@ -35,7 +35,8 @@ import java.util.function.Supplier;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
- * Answers {@code /validate}: pods, the pod templates of workloads, and the policy ConfigMap.
+ * Answers {@code /validate}: pods, the pod templates of workloads, the policy ConfigMap and the
+ * team quota tree (ElasticQuotaTree).
  * Refusals are values; this is the one place they become {@code allowed: false}.
  */
 @ApplicationScoped
@@ -110,6 +111,9 @@ public class ValidationService {
     try {
       if (review.isCoreKind("ConfigMap")) {
         return policyConfigMap(review, start);
+      }
+      if (QuotaTreeValidation.isQuotaTree(review)) {
+        return quotaTree(review, start);
       }
       var pod = review.isCoreKind("Pod");
       var kind = pod ? Optional.<WorkloadKind>empty() : WorkloadKind.of(review.group(), review.kind());
@@ -242,6 +246,17 @@ public class ValidationService {
       return Responses.deny(
           review.uid(), "Invalid", "ConfigMap \"" + review.objectName() + "\": " + policyConfig.key() + " is not a valid policy: " + e.getMessage(), List.of());
     }
+  }
+
+  /** An ElasticQuotaTree that breaks ACK's rules is refused with each rule and its path. */
+  private AdmissionResponse quotaTree(DecodedReview review, long start) {
+    var refusal = QuotaTreeValidation.refusal(review);
+    if (refusal.isEmpty()) {
+      return allow(review, List.of(), start);
+    }
+    metrics.ruleApplied(ENDPOINT, "quota-tree");
+    metrics.record(ENDPOINT, Outcome.DENIED, start);
+    return Responses.deny(review.uid(), "Invalid", subject(review) + refusal.get(), List.of());
   }
 
   /**
