@@ -11,8 +11,8 @@ import java.util.List;
 
 /**
  * Reads an {@code ElasticQuotaTree} object's {@code spec.root} into the quota core's spec, every
- * amount in canonical units. What cannot be read (a node without a name, a quantity that is no
- * number, a children entry that is no mapping) is a violation at its path, as the tree's rules are:
+ * amount in canonical units. What cannot be read (a quantity that is no number, a name that is no
+ * string, a children entry that is no mapping) is a violation at its path, as the tree's rules are:
  * the webhook refuses the object with them and the watcher keeps the last good tree.
  */
 public final class QuotaTreeReader {
@@ -38,10 +38,11 @@ public final class QuotaTreeReader {
   }
 
   private static QuotaNodeSpec node(JsonNode json, String path, List<QuotaRuleViolation> problems) {
-    var name = json.path("name");
-    var quota = name.isTextual() ? name.asText() : "";
-    if (!name.isTextual() || quota.isBlank()) {
-      problems.add(new QuotaRuleViolation(path + ".name", quota, "every quota node needs a name"));
+    // A missing name is the tree rules' to report (they name the node's path); only a name that is no string is unreadable.
+    var name = json.get("name");
+    var quota = name != null && name.isTextual() ? name.asText() : "";
+    if (name != null && !name.isNull() && !name.isTextual()) {
+      problems.add(new QuotaRuleViolation(path + ".name", "", "a quota node's name must be a string"));
     }
     var min = resources(json.get("min"), path + ".min", quota, problems);
     var max = resources(json.get("max"), path + ".max", quota, problems);

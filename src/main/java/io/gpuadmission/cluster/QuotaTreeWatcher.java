@@ -2,6 +2,7 @@ package io.gpuadmission.cluster;
 
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.gpuadmission.mode.ServerStartup;
@@ -27,7 +28,10 @@ import org.jboss.logging.Logger;
  */
 @ApplicationScoped
 public class QuotaTreeWatcher {
-  public static final String API_VERSION = "scheduling.sigs.k8s.io/v1beta1";
+  public static final String GROUP = "scheduling.sigs.k8s.io";
+  public static final String VERSION = "v1beta1";
+  public static final String API_VERSION = GROUP + "/" + VERSION;
+  public static final String PLURAL = "elasticquotatrees";
   public static final String KIND = "ElasticQuotaTree";
   public static final String NAMESPACE = "kube-system";
   private static final Logger LOG = Logger.getLogger(QuotaTreeWatcher.class);
@@ -45,7 +49,10 @@ public class QuotaTreeWatcher {
     if (!cluster.available()) {
       return;
     }
-    informer = cluster.client().genericKubernetesResources(API_VERSION, KIND).inNamespace(NAMESPACE).runnableInformer(0);
+    // Named in full: no discovery request, which an API server without the CRD answers 404.
+    var trees = new ResourceDefinitionContext.Builder().withGroup(GROUP).withVersion(VERSION).withKind(KIND).withPlural(PLURAL)
+        .withNamespaced(true).build();
+    informer = cluster.client().genericKubernetesResources(trees).inNamespace(NAMESPACE).runnableInformer(0);
     informer.addEventHandler(Informers.handler(tree -> reload(), tree -> reload()));
     Informers.start(informer, "ElasticQuotaTree");
   }
@@ -93,7 +100,9 @@ public class QuotaTreeWatcher {
 
   /** {@code spec.root.children[0].min.nvidia.com/gpu (team-a): ...; ...} */
   public static String describe(List<QuotaRuleViolation> violations) {
-    return violations.stream().map(QuotaRuleViolation::message).collect(Collectors.joining("; "));
+    return violations.stream()
+        .map(v -> v.quota().isEmpty() ? v.path() + ": " + v.rule() : v.message())
+        .collect(Collectors.joining("; "));
   }
 
   private void publishEvent(GenericKubernetesResource object, String reason) {
