@@ -14,7 +14,7 @@ final class QuotaTreeValidation {
   private QuotaTreeValidation() {}
 
   static boolean isQuotaTree(DecodedReview review) {
-    return QuotaTreeWatcher.API_VERSION.startsWith(review.group() + "/") && QuotaTreeWatcher.KIND.equals(review.kind());
+    return QuotaTreeWatcher.GROUP.equals(review.group()) && QuotaTreeWatcher.KIND.equals(review.kind());
   }
 
   /** Why the tree is refused; empty when it keeps every rule or is not the cluster's tree. */
