@@ -22,6 +22,9 @@ import io.gpuadmission.validation.PodSubject;
 import io.gpuadmission.validation.PodTemplate;
 import io.gpuadmission.validation.PodValidator;
 import io.gpuadmission.validation.PolicyPlacementCheck;
+import io.gpuadmission.validation.QuotaNeverFitsRule;
+import io.gpuadmission.cluster.QuotaTreeStore;
+import io.gpuadmission.quota.QuotaTree;
 import io.gpuadmission.validation.RecentAdmissions;
 import io.gpuadmission.validation.ValidationResult;
 import io.gpuadmission.validation.WorkloadKind;
@@ -52,6 +55,8 @@ public class ValidationService {
   private final PodValidator pods;
   private final WorkloadValidator workloads;
   private final RecentAdmissions ledger;
+  /** The team quota tree in force (none for a service built by hand, as the command line builds it). */
+  private Supplier<Optional<QuotaTree>> quotaTrees = Optional::empty;
 
   @Inject
   public ValidationService(
@@ -62,6 +67,7 @@ public class ValidationService {
       InformerClusterView cluster,
       NodeInventory nodes,
       PodInventory gangPods,
+      QuotaTreeStore quotaTrees,
       AdmissionMetrics metrics,
       @ConfigProperty(name = "gpu-admission.gang.ledger-retention", defaultValue = "15s") Duration ledgerRetention) {
     this(
@@ -75,6 +81,7 @@ public class ValidationService {
         new RecentAdmissions(ledgerRetention.toNanos(), System::nanoTime));
     // Once the informer shows a pod, it speaks for it: a deleted or finished member frees its place.
     gangPods.onGangPod(ledger::forget);
+    this.quotaTrees = quotaTrees::tree;
   }
 
   /**
@@ -147,6 +154,7 @@ public class ValidationService {
           return allow(review, List.of(), start);
         }
         result = pods.validate(new PodSubject(typed, review.namespace(), policy, cluster, "pod"), !review.dryRun());
+        QuotaNeverFitsRule.check(typed, review.namespace(), policy, quotaTrees.get(), "pod", result);
       } else {
         for (var template : kind.get().templates(review.object())) {
           var malformed = MalformedPod.template(template.template(), template.path());
@@ -160,6 +168,11 @@ public class ValidationService {
         }
         result =
             workloads.validate(kind.get(), review.object(), review.oldObject(), review.namespace(), policy, cluster, models.get());
+        for (var template : kind.get().templates(review.object())) {
+          var spec = requireFieldTypes(review, template);
+          var templatePod = new io.fabric8.kubernetes.api.model.PodBuilder().withMetadata(spec.getMetadata()).withSpec(spec.getSpec()).build();
+          QuotaNeverFitsRule.check(templatePod, review.namespace(), policy, quotaTrees.get(), template.path(), result);
+        }
       }
       result.violations().forEach(v -> metrics.ruleApplied(ENDPOINT, v.rule()));
       if (result.refused()) {

@@ -39,9 +39,11 @@ class QuotaTreeReloadTest {
 
   @Inject KubernetesClient client;
   @Inject QuotaTreeStore store;
+  @Inject io.gpuadmission.policy.PolicyStore policies;
 
   @AfterEach
   void deleteTheTree() {
+    policies.replace(io.gpuadmission.policy.PolicyParser.builtInDefault(), io.gpuadmission.policy.PolicyStore.PolicySource.DEFAULT);
     client.genericKubernetesResources(TREES).inNamespace("kube-system").delete();
     await().atMost(WITHIN).until(() -> store.tree().isEmpty());
   }
@@ -85,6 +87,32 @@ class QuotaTreeReloadTest {
     client.genericKubernetesResources(TREES).inNamespace("kube-system").resource(tree("quota/tree.yaml")).update();
     await().atMost(WITHIN).until(() -> store.lastError().isEmpty());
     assertThat(metrics()).contains("gpu_admission_quota_tree_invalid 0.0").contains("gpu_admission_quota_tree_reload_failures_total 1.0");
+  }
+
+  @Test
+  void aPodAskingMoreThanItsTeamsMaxIsWarnedOfOrRefusedByPolicy() throws Exception {
+    client.genericKubernetesResources(TREES).inNamespace("kube-system").resource(tree("quota/tree.yaml")).create();
+    await().atMost(WITHIN).until(() -> store.tree().isPresent());
+    var pod = (com.fasterxml.jackson.databind.node.ObjectNode) Fixtures.yamlTree(Fixtures.path("quota/pod-whole.yaml"));
+    ((com.fasterxml.jackson.databind.node.ObjectNode) pod.path("spec").path("containers").get(0).path("resources").path("limits"))
+        .put("nvidia.com/gpu", "6");
+    var problem = "quota team-c: nvidia.com/gpu asks 6 > max 4, so it can never run in namespace quota-c (ElasticQuotaTree spec.root.children[2])";
+
+    var warned = validate(pod);
+    assertThat(warned.path("allowed").asBoolean()).isTrue();
+    // Beside the feasibility warning of this cluster, which has no node offering nvidia.com/gpu.
+    assertThat(warned.path("warnings")).extracting(JsonNode::asText)
+        .contains("gpu-admission: " + problem + "; admitted as policy quotas.onNeverFits is warn: it stays Pending");
+
+    policies.replace(io.gpuadmission.policy.PolicyParser.parse("quotas:\n  onNeverFits: refuse\n"), io.gpuadmission.policy.PolicyStore.PolicySource.CONFIGMAP);
+    var refused = validate(pod);
+    assertThat(refused.path("allowed").asBoolean()).isFalse();
+    assertThat(refused.path("status").path("message").asText()).isEqualTo("Pod \"train-0\": " + problem);
+
+    var gang = Fixtures.yamlTree(Fixtures.path("quota/gang-member.yaml"));
+    assertThat(validate(gang).path("status").path("message").asText())
+        .isEqualTo("Pod \"trainer-worker-0\": quota team-c: nvidia.com/gpu its gang of 3 asks 6 > max 4, so it can never run in namespace"
+            + " quota-c (ElasticQuotaTree spec.root.children[2])");
   }
 
   private static GenericKubernetesResource tree(String file) {
