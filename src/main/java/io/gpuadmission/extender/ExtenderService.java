@@ -87,9 +87,10 @@ public class ExtenderService {
         choices.filtered(asked(pod, ask, eligibility), result.passed());
         if (result.passed().isEmpty() && !result.failed().isEmpty()) {
           // Only nodes the pod may go to: evicting pods elsewhere would never place it. A pod of a
-          // quota leaf under its min takes borrowed GPUs back first, whatever their priority.
+          // quota leaf under its min takes borrowed GPUs back first, whatever their priority, and is
+          // preempted for as any other pod when no borrower's pods make room.
           var nodes = decider.eligibleAmong(eligibility, result.failed().keySet());
-          if (!reclaimer.refused(pod, ask, nodes)) {
+          if (!reclaimer.refused(pod, ask, nodes, () -> preemptor.refused(pod, nodes))) {
             preemptor.refused(pod, nodes);
           }
         }

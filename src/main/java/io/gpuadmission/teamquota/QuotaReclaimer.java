@@ -76,20 +76,21 @@ public final class QuotaReclaimer implements AutoCloseable {
 
   /**
    * Filter refused every node of {@code nodes} for want of GPUs. True when the pod's leaf is under
-   * its min with it, so reclaim (not priority preemption) is how it gets room: an attempt follows.
+   * its min with it, so reclaim is tried first: an attempt follows, and {@code otherwise} (the
+   * ordinary preemption) runs when no borrower's pods make room.
    */
-  public boolean refused(Pod pod, GpuAsk ask, List<String> nodes) {
+  public boolean refused(Pod pod, GpuAsk ask, List<String> nodes, Runnable otherwise) {
     if (pending(pod, ask).isEmpty()) {
       return false;
     }
-    tryLater(pod, ask, nodes);
+    tryLater(pod, ask, nodes, otherwise);
     return true;
   }
 
   /** The quota refused the pod; when only because other leaves borrow its parent's max, reclaim follows. */
   public void quotaRefused(Pod pod, GpuAsk ask, QuotaDecision.Refused refused, List<String> nodes) {
     if (refused.leafUnderMin() && pending(pod, ask).isPresent()) {
-      tryLater(pod, ask, nodes);
+      tryLater(pod, ask, nodes, () -> {});
     }
   }
 
@@ -112,7 +113,7 @@ public final class QuotaReclaimer implements AutoCloseable {
     return Optional.of(QuotaPod.of(meta.getUid(), meta.getNamespace(), amounts, PodFacts.priority(pod), Long.MAX_VALUE));
   }
 
-  private void tryLater(Pod pod, GpuAsk ask, List<String> nodes) {
+  private void tryLater(Pod pod, GpuAsk ask, List<String> nodes, Runnable otherwise) {
     var uid = pod.getMetadata().getUid();
     if (!leader.leading() || nodes.isEmpty()) {
       return;
@@ -120,20 +121,22 @@ public final class QuotaReclaimer implements AutoCloseable {
     var now = clock.instant();
     var last = lastTried.get(uid);
     if (last != null && now.isBefore(last.plus(coolDown))) {
-      return;
+      return; // tried lately: its victims may still be terminating, and nothing else is evicted meanwhile
     }
     lastTried.put(uid, now);
     lastTried.values().removeIf(at -> now.isAfter(at.plus(coolDown)));
     try {
-      loop.execute(() -> attempt(pod, ask, List.copyOf(nodes)));
+      loop.execute(() -> attempt(pod, ask, List.copyOf(nodes), otherwise));
     } catch (RejectedExecutionException closing) {
       // shutting down
     }
   }
 
-  private void attempt(Pod pod, GpuAsk ask, List<String> nodes) {
+  private void attempt(Pod pod, GpuAsk ask, List<String> nodes, Runnable otherwise) {
     try {
-      leader.whileLeading(() -> reclaim(pod, ask, nodes));
+      if (!leader.whileLeading(() -> reclaim(pod, ask, nodes)).orElse(true)) {
+        otherwise.run();
+      }
     } catch (RuntimeException e) {
       LOG.warnf(e, "reclaim for pod %s/%s failed", pod.getMetadata().getNamespace(), pod.getMetadata().getName());
     }
