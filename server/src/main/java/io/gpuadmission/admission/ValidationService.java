@@ -22,6 +22,9 @@ import io.gpuadmission.validation.PodSubject;
 import io.gpuadmission.validation.PodTemplate;
 import io.gpuadmission.validation.PodValidator;
 import io.gpuadmission.validation.PolicyPlacementCheck;
+import io.gpuadmission.validation.QuotaNeverFitsRule;
+import io.gpuadmission.cluster.QuotaTreeStore;
+import io.gpuadmission.quota.QuotaTree;
 import io.gpuadmission.validation.RecentAdmissions;
 import io.gpuadmission.validation.ValidationResult;
 import io.gpuadmission.validation.WorkloadKind;
@@ -35,7 +38,8 @@ import java.util.function.Supplier;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 
 /**
- * Answers {@code /validate}: pods, the pod templates of workloads, and the policy ConfigMap.
+ * Answers {@code /validate}: pods, the pod templates of workloads, the policy ConfigMap and the
+ * team quota tree (ElasticQuotaTree).
  * Refusals are values; this is the one place they become {@code allowed: false}.
  */
 @ApplicationScoped
@@ -51,6 +55,8 @@ public class ValidationService {
   private final PodValidator pods;
   private final WorkloadValidator workloads;
   private final RecentAdmissions ledger;
+  /** The team quota tree in force (none for a service built by hand, as the command line builds it). */
+  private Supplier<Optional<QuotaTree>> quotaTrees = Optional::empty;
 
   @Inject
   public ValidationService(
@@ -61,6 +67,7 @@ public class ValidationService {
       InformerClusterView cluster,
       NodeInventory nodes,
       PodInventory gangPods,
+      QuotaTreeStore quotaTrees,
       AdmissionMetrics metrics,
       @ConfigProperty(name = "gpu-admission.gang.ledger-retention", defaultValue = "15s") Duration ledgerRetention) {
     this(
@@ -74,6 +81,7 @@ public class ValidationService {
         new RecentAdmissions(ledgerRetention.toNanos(), System::nanoTime));
     // Once the informer shows a pod, it speaks for it: a deleted or finished member frees its place.
     gangPods.onGangPod(ledger::forget);
+    this.quotaTrees = quotaTrees::tree;
   }
 
   /**
@@ -111,6 +119,9 @@ public class ValidationService {
       if (review.isCoreKind("ConfigMap")) {
         return policyConfigMap(review, start);
       }
+      if (QuotaTreeValidation.isQuotaTree(review)) {
+        return quotaTree(review, start);
+      }
       var pod = review.isCoreKind("Pod");
       var kind = pod ? Optional.<WorkloadKind>empty() : WorkloadKind.of(review.group(), review.kind());
       if (pod ? operation.equals("UPDATE") && !gangLabelsChanged(review, policy) : kind.isEmpty() || specUnchanged(review)) {
@@ -143,6 +154,7 @@ public class ValidationService {
           return allow(review, List.of(), start);
         }
         result = pods.validate(new PodSubject(typed, review.namespace(), policy, cluster, "pod"), !review.dryRun());
+        QuotaNeverFitsRule.check(typed, review.namespace(), policy, quotaTrees.get(), "pod", result);
       } else {
         for (var template : kind.get().templates(review.object())) {
           var malformed = MalformedPod.template(template.template(), template.path());
@@ -156,6 +168,11 @@ public class ValidationService {
         }
         result =
             workloads.validate(kind.get(), review.object(), review.oldObject(), review.namespace(), policy, cluster, models.get());
+        for (var template : kind.get().templates(review.object())) {
+          var spec = requireFieldTypes(review, template);
+          var templatePod = new io.fabric8.kubernetes.api.model.PodBuilder().withMetadata(spec.getMetadata()).withSpec(spec.getSpec()).build();
+          QuotaNeverFitsRule.check(templatePod, review.namespace(), policy, quotaTrees.get(), template.path(), result);
+        }
       }
       result.violations().forEach(v -> metrics.ruleApplied(ENDPOINT, v.rule()));
       if (result.refused()) {
@@ -242,6 +259,17 @@ public class ValidationService {
       return Responses.deny(
           review.uid(), "Invalid", "ConfigMap \"" + review.objectName() + "\": " + policyConfig.key() + " is not a valid policy: " + e.getMessage(), List.of());
     }
+  }
+
+  /** An ElasticQuotaTree that breaks ACK's rules is refused with each rule and its path. */
+  private AdmissionResponse quotaTree(DecodedReview review, long start) {
+    var refusal = QuotaTreeValidation.refusal(review);
+    if (refusal.isEmpty()) {
+      return allow(review, List.of(), start);
+    }
+    metrics.ruleApplied(ENDPOINT, "quota-tree");
+    metrics.record(ENDPOINT, Outcome.DENIED, start);
+    return Responses.deny(review.uid(), "Invalid", subject(review) + refusal.get(), List.of());
   }
 
   /**

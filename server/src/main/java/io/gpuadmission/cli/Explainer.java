@@ -10,6 +10,7 @@ import io.gpuadmission.cluster.GpuModelCatalog;
 import io.gpuadmission.mutation.MutationContext;
 import io.gpuadmission.mutation.PodMutator;
 import io.gpuadmission.policy.GpuPolicy;
+import io.gpuadmission.cluster.QuotaTreeWatcher;
 import io.gpuadmission.validation.WorkloadKind;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -57,6 +58,11 @@ final class Explainer {
     if (manifest.isCore("ConfigMap") && namespace.equals(webhookNamespace) && manifest.name().equals(policyConfigMap)) {
       var validate = webhook.validate(manifest, object, namespace);
       return new Explanation(manifest, namespace, verdict(validate), "", Optional.empty(), emptyPatch(), Optional.of(validate), List.of(), object);
+    }
+    if (QuotaTreeWatcher.GROUP.equals(manifest.group()) && QuotaTreeWatcher.KIND.equals(manifest.kind())) {
+      var validate = webhook.validate(manifest, object, namespace);
+      return new Explanation(manifest, namespace, verdict(validate), QuotaTreeNote.of(object, namespace), Optional.empty(), emptyPatch(),
+          Optional.of(validate), List.of(), object);
     }
     var note =
         manifest.isCore("ConfigMap")

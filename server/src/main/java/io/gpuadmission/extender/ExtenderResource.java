@@ -14,6 +14,8 @@ import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.placement.PodBinder;
 import io.gpuadmission.placement.WorkloadInspection;
 import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.teamquota.QuotaInspection;
+import io.gpuadmission.teamquota.QuotaService;
 import io.smallrye.common.annotation.NonBlocking;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.ws.rs.Consumes;
@@ -52,17 +54,19 @@ public class ExtenderResource {
   private final ChoiceOverrides overrides;
   private final PlacementDecider decider;
   private final PolicyStore policies;
+  private final QuotaService quotas;
 
   /**
    * gpushare's inspect ({@code nodes}), the gangs, the pods whose node gave other whole GPUs than
    * bind chose ({@code overridden}: the ledger counts {@code given}), and the workload FGD measures
-   * against.
+   * against, and each team quota node with its min, max, used and borrowed.
    */
   record Inspection(
       List<LedgerInspection.Node> nodes,
       List<GangInspection.Gang> gangs,
       List<ChoiceOverrides.Override> overridden,
-      WorkloadInspection fgdWorkload) {}
+      WorkloadInspection fgdWorkload,
+      QuotaInspection quotas) {}
 
   public ExtenderResource(
       ExtenderService service,
@@ -77,7 +81,9 @@ public class ExtenderResource {
       GangPlanning gangPlanning,
       ChoiceOverrides overrides,
       PlacementDecider decider,
-      PolicyStore policies) {
+      PolicyStore policies,
+      QuotaService quotas) {
+    this.quotas = quotas;
     this.gangPlanning = gangPlanning;
     this.overrides = overrides;
     this.decider = decider;
@@ -189,7 +195,8 @@ public class ExtenderResource {
                     LedgerInspection.of(ledger).nodes(),
                     GangInspection.of(gangs, gangGate, gangPlanning),
                     overrides.list(),
-                    WorkloadInspection.of(decider.workload(), window))));
+                    WorkloadInspection.of(decider.workload(), window),
+                    quotas.inspection())));
   }
 
   @GET

@@ -15,6 +15,8 @@ import io.gpuadmission.placement.Nominations;
 import io.gpuadmission.preemption.CandidateReview;
 import io.gpuadmission.preemption.PodFacts;
 import io.gpuadmission.preemption.GpuPreemptor;
+import io.gpuadmission.teamquota.QuotaGate;
+import io.gpuadmission.teamquota.QuotaReclaimer;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.HashSet;
 import java.util.List;
@@ -31,6 +33,8 @@ public class ExtenderService {
   private final Nominations nominations;
   private final WorkloadLearner learner;
   private final ChoicesInFlight choices;
+  private final QuotaGate quotas;
+  private final QuotaReclaimer reclaimer;
 
   public ExtenderService(
       PlacementDecider decider,
@@ -41,7 +45,11 @@ public class ExtenderService {
       CandidateReview review,
       Nominations nominations,
       WorkloadLearner learner,
-      ChoicesInFlight choices) {
+      ChoicesInFlight choices,
+      QuotaGate quotas,
+      QuotaReclaimer reclaimer) {
+    this.quotas = quotas;
+    this.reclaimer = reclaimer;
     this.choices = choices;
     this.nominations = nominations;
     this.decider = decider;
@@ -68,11 +76,24 @@ public class ExtenderService {
     if (result == null) {
       var pod = args.pod();
       var eligibility = eligibility(args);
-      result = decider.filter(ask, eligibility, names, nominations, PodFacts.priority(pod), uid(pod));
-      choices.filtered(asked(pod, ask, eligibility), result.passed());
-      if (result.passed().isEmpty() && !result.failed().isEmpty()) {
-        // Only nodes the pod may go to: evicting pods elsewhere would never place it.
-        preemptor.refused(pod, decider.eligibleAmong(eligibility, result.failed().keySet()));
+      var quota = quotas.refusal(pod.getMetadata().getNamespace(), uid(pod), ask);
+      if (quota.isPresent()) {
+        // No node helps while the team quota refuses: unresolvable, so kube-scheduler does not
+        // preempt for it; a leaf under its min gets room by reclaim instead.
+        result = QuotaRefusals.everyNode(names, quota.get().reason());
+        reclaimer.quotaRefused(pod, ask, quota.get(), decider.eligibleAmong(eligibility, names));
+      } else {
+        result = decider.filter(ask, eligibility, names, nominations, PodFacts.priority(pod), uid(pod));
+        choices.filtered(asked(pod, ask, eligibility), result.passed());
+        if (result.passed().isEmpty() && !result.failed().isEmpty()) {
+          // Only nodes the pod may go to: evicting pods elsewhere would never place it. A pod of a
+          // quota leaf under its min takes borrowed GPUs back first, whatever their priority, and is
+          // preempted for as any other pod when no borrower's pods make room.
+          var nodes = decider.eligibleAmong(eligibility, result.failed().keySet());
+          if (!reclaimer.refused(pod, ask, nodes, () -> preemptor.refused(pod, nodes))) {
+            preemptor.refused(pod, nodes);
+          }
+        }
       }
     }
     if (args.nodeNames() != null) {

@@ -31,6 +31,8 @@ import io.gpuadmission.preemption.GpuPreemptor;
 import io.gpuadmission.preemption.PodFactsIndex;
 import io.gpuadmission.preemption.PreemptionMetrics;
 import io.gpuadmission.preemption.PreemptionSearch;
+import io.gpuadmission.teamquota.GangQuotaCheck;
+import io.gpuadmission.teamquota.QuotaGate;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -148,8 +150,8 @@ public class PlacementWiring {
 
   @Produces
   @Singleton
-  GangPlanning gangPlanning(PlacementDecider decider) {
-    return new GangPlanning(decider, ledger, nodes::list, gangs);
+  GangPlanning gangPlanning(PlacementDecider decider, QuotaGate quotas) {
+    return new GangPlanning(decider, ledger, nodes::list, gangs).withQuota(new GangQuotaCheck(quotas));
   }
 
   @Produces

@@ -40,6 +40,7 @@ public final class GangPlanning {
   private final Supplier<List<Node>> nodes;
   private final GangRegistry registry;
   private final Map<GangKey, Cached> outcomes = new ConcurrentHashMap<>();
+  private volatile GangQuota quota = GangQuota.NONE;
 
   /** The plan, member by member (UID), or how many members fit and on how many nodes they may run at all. */
   public sealed interface Outcome {
@@ -50,15 +51,35 @@ public final class GangPlanning {
      * GPUs than they show free, each with what it offers ({@code gpu-b} → {@code 4 aliyun.com/gpu
      * allocatable}), by name.
      */
-    record NoRoom(int room, int eligibleNodes, Map<String, String> allocatableLimits) implements Outcome {
+    record NoRoom(int room, int eligibleNodes, Map<String, String> allocatableLimits, String quota) implements Outcome {
       public NoRoom {
         allocatableLimits = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(allocatableLimits));
+      }
+
+      public NoRoom(int room, int eligibleNodes, Map<String, String> allocatableLimits) {
+        this(room, eligibleNodes, allocatableLimits, "");
       }
 
       public NoRoom(int room, int eligibleNodes) {
         this(room, eligibleNodes, Map.of());
       }
+
+      /** The gang's team quota refuses it whole ({@code quota} says why), whatever room the nodes have. */
+      public static NoRoom byQuota(String quota) {
+        return new NoRoom(0, 0, Map.of(), quota);
+      }
     }
+  }
+
+  /**
+   * Why a gang's pending members may not be placed together as far as team quotas go (its
+   * ElasticQuotaTree leaf or an ancestor would pass its max); empty when they may.
+   */
+  @FunctionalInterface
+  public interface GangQuota {
+    GangQuota NONE = (gang, complete) -> Optional.empty();
+
+    Optional<String> refusal(GangKey gang, GangStatus.Complete complete);
   }
 
   private record Cached(long generation, List<String> members, Set<String> avoid, long madeNanos, Outcome outcome) {}
@@ -68,6 +89,12 @@ public final class GangPlanning {
     this.ledger = ledger;
     this.nodes = nodes;
     this.registry = registry;
+  }
+
+  /** Plans only gangs that {@code gate} admits whole. */
+  public GangPlanning withQuota(GangQuota gate) {
+    this.quota = gate;
+    return this;
   }
 
   public Outcome plan(GangKey gang, GangStatus.Complete complete) {
@@ -96,6 +123,10 @@ public final class GangPlanning {
    * plans just made, not yet on the pods) or any gang member holds a host port the gang needs.
    */
   public Outcome plan(GangKey gang, GangStatus.Complete complete, Set<String> avoid, Map<String, Set<Integer>> portsPlanned) {
+    var refused = quota.refusal(gang, complete);
+    if (refused.isPresent()) {
+      return Outcome.NoRoom.byQuota(refused.get());
+    }
     var members = complete.unbound().stream().map(GangMember::uid).toList();
     var generation = ledger.generation();
     var cached = outcomes.get(gang);
@@ -116,6 +147,10 @@ public final class GangPlanning {
    * evict were gone), not cached.
    */
   public Outcome planOver(GangKey gang, GangStatus.Complete complete, Function<String, Optional<NodeGpus>> views) {
+    var refused = quota.refusal(gang, complete);
+    if (refused.isPresent()) {
+      return Outcome.NoRoom.byQuota(refused.get());
+    }
     return planNow(gang, complete, Set.of(), Map.of(), views);
   }
 

@@ -22,6 +22,9 @@ final class GangReasons {
   static String noRoom(GangKey gang, GangStatus.Complete complete, GangPlanning.Outcome.NoRoom noRoom) {
     var what = gang.quoted() + ": needs " + complete.unbound().size() + " × " + complete.gpusEach() + " GPU"
         + (complete.gpusEach() == 1 ? "" : "s") + (complete.nvlink() ? " on NVLink" : "");
+    if (!noRoom.quota().isEmpty()) {
+      return what + ", and its team quota does not admit them all: " + noRoom.quota();
+    }
     if (noRoom.eligibleNodes() == 0) {
       return what + ", and no node with GPUs matches its members' nodeSelector, required node affinity and tolerations"
           + (complete.perNode() == 1 ? " with their host ports free" : "");

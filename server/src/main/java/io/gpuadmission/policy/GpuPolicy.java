@@ -20,7 +20,8 @@ public record GpuPolicy(
     AllocatorPolicy allocator,
     FailureModePolicy failureMode,
     SchedulingPolicy scheduling,
-    FeasibilityPolicy feasibility) {
+    FeasibilityPolicy feasibility,
+    QuotaPolicy quotas) {
 
   public static final int CURRENT_VERSION = 1;
 

@@ -23,7 +23,8 @@ import io.quarkus.runtime.annotations.RegisterForReflection;
       FailureModePolicy.FailureMode.class,
       SchedulingPolicy.class,
       FeasibilityPolicy.class,
-      FeasibilityPolicy.OnInfeasible.class
+      FeasibilityPolicy.OnInfeasible.class,
+      QuotaPolicy.class
     })
 final class PolicyReflection {
   private PolicyReflection() {}

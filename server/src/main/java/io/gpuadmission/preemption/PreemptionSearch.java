@@ -147,7 +147,7 @@ public final class PreemptionSearch {
   }
 
   /** The node's GPUs with {@code gone} taken off them. */
-  static NodeGpus without(NodeGpus view, List<GpuClaim> gone) {
+  public static NodeGpus without(NodeGpus view, List<GpuClaim> gone) {
     if (gone.isEmpty()) {
       return view;
     }

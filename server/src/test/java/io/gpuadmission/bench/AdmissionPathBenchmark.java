@@ -59,7 +59,7 @@ public class AdmissionPathBenchmark {
     var config = new DefaultPolicyConfig();
     validation =
         new ValidationService(
-            policies, mutation, config, new WebhookNamespace(config), cluster, nodes, gangPods, metrics, Duration.ofSeconds(15));
+            policies, mutation, config, new WebhookNamespace(config), cluster, nodes, gangPods, new io.gpuadmission.cluster.QuotaTreeStore(), metrics, Duration.ofSeconds(15));
   }
 
   @Benchmark

@@ -51,6 +51,8 @@ class CommandLineTest {
         // share pool's Tesla-M40, 3 nvidia.com/gpu where default-t4 has 2, a V100 whose nodes all serve shares or topology.
         "explain-allocatable       | 1 | explain -f " + R + "cli/seed000-tf-notebook.yaml -f " + R + "validation/pod-nvidia-gpus-3.yaml -f " + R
             + "validation/pod-v100-nvidia-gpu.yaml -f " + R + "cluster/gang-master.yaml --cluster " + R + "cli/cluster-allocatable.yaml",
+        // ElasticQuotaTrees: each quota node of a good tree; a broken one refused with each rule and its path.
+        "explain-quota-trees       | 1 | explain -f " + R + "quota/tree.yaml -f " + R + "quota/tree-broken.yaml",
         // The README's gpushare example with five replicas: four fit on cgpu-v100-a, the fifth nowhere.
         "place-shares              | 1 | place --cluster " + R + "cluster/nodes.yaml --cluster " + R + "extender/bound-pods.yaml -f " + R + "cli/cgpu-deployment.yaml",
         "place-shares-json         | 1 | place -o json --cluster " + R + "cluster/nodes.yaml --cluster " + R + "extender/bound-pods.yaml -f " + R + "cli/cgpu-deployment.yaml",

@@ -18,6 +18,12 @@ public class ClusterFixtures implements Consumer<KubernetesServer> {
         client.resource(item).create();
       }
     }
+    // The ElasticQuotaTree CRD as shipped (team quotas): the mock API server then serves its objects.
+    try (var crd = java.nio.file.Files.newInputStream(java.nio.file.Path.of("manifests/crds/elasticquotatrees.yaml"))) {
+      client.load(crd).items().forEach(item -> client.resource(item).create());
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
     // The webhook configuration as shipped, whose pods.validate condition follows the policy's job label.
     try (var manifest = java.nio.file.Files.newInputStream(java.nio.file.Path.of("manifests/base/webhooks.yaml"))) {
       for (var item : client.load(manifest).items()) {

@@ -67,7 +67,7 @@ final class Webhook implements AutoCloseable {
     mutation = new MutationService(store, nodes, metrics);
     validation =
         new ValidationService(store, mutation, POLICY_CONFIG, namespace, new InformerClusterView(nodes, pods, namespaces),
-            nodes, pods, metrics, Duration.ofSeconds(15));
+            nodes, pods, new QuotaTreeStore(), metrics, Duration.ofSeconds(15));
   }
 
   /** One run of the contact check after the clock moved on by {@code seconds}. */

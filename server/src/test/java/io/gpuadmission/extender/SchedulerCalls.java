@@ -38,6 +38,11 @@ final class SchedulerCalls {
         .then().statusCode(200).extract().asString();
   }
 
+  /** GETs {@code path} as kube-scheduler's client; the answer, which must be a 200. */
+  static String get(URL base, String path) {
+    return SchedulerCaller.given().baseUri(base.toString()).get(path).then().statusCode(200).extract().asString();
+  }
+
   static JsonNode json(String text) {
     try {
       return KubernetesJson.mapper().readTree(text);

@@ -53,7 +53,9 @@ final class Services {
             client, search, decider, ledger, pods, gate, policies::current, Clock.systemUTC(),
             new GpuPreemptor.Timing(Duration.ofMillis(200), Duration.ofSeconds(30)), new PreemptionMetrics(new SimpleMeterRegistry()));
     var choices = new ChoicesInFlight(ledger, decider, gate, pods, Clock.systemUTC(), Duration.ofSeconds(30), uid -> pods.facts(uid).isPresent());
+    var quotas = io.gpuadmission.teamquota.QuotaGate.none(policies::current);
     return new ExtenderService(
-        decider, gangs, policies, ledger, preemptor, new CandidateReview(search, preemptor, policies::current), pods, learner, choices);
+        decider, gangs, policies, ledger, preemptor, new CandidateReview(search, preemptor, policies::current), pods, learner, choices,
+        quotas, io.gpuadmission.teamquota.QuotaReclaimer.none(quotas, ledger, pods, decider, gate));
   }
 }

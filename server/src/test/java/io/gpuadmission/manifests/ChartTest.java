@@ -156,7 +156,7 @@ class ChartTest {
     var certManager = Overlays.renderObjects("manifests/cert-manager");
 
     assertThat(deployment(objects, "gpu-admission")).isEqualTo(deployment(certManager, "gpu-admission"));
-    assertThat(RenderedObjects.webhookClientConfigs(objects)).hasSize(5).allSatisfy(c -> assertThat(c.getCaBundle()).isEqualTo("Q0EgUEVN"));
+    assertThat(RenderedObjects.webhookClientConfigs(objects)).hasSize(6).allSatisfy(c -> assertThat(c.getCaBundle()).isEqualTo("Q0EgUEVN"));
     assertThat(objects).noneMatch(o -> o.getMetadata().getName().equals("gpu-admission-certificates"));
     assertThat(objects).noneMatch(o -> o.getKind().equals("Certificate") || o.getKind().equals("Issuer"));
     assertThat(((MutatingWebhookConfiguration) find(objects, "MutatingWebhookConfiguration", null, "gpu-admission")).getMetadata().getAnnotations()).isNullOrEmpty();

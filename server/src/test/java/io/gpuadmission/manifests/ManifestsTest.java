@@ -102,7 +102,8 @@ class ManifestsTest {
         .containsExactly(
             "pods.validate.gpu-admission.io Fail /validate",
             "workloads.validate.gpu-admission.io Ignore /validate",
-            "policy.validate.gpu-admission.io Ignore /validate");
+            "policy.validate.gpu-admission.io Ignore /validate",
+            "quotas.validate.gpu-admission.io Ignore /validate");
     assertThat(validating.getWebhooks())
         .allSatisfy(w -> assertThat(w.getSideEffects()).isEqualTo("None"));
   }
@@ -276,7 +277,7 @@ class ManifestsTest {
     assertThat(deployment(objects, "gpu-admission").getSpec().getTemplate().getSpec().getVolumes())
         .noneMatch(v -> v.getSecret() != null);
     assertThat(webhookClientConfigs(objects))
-        .hasSize(5)
+        .hasSize(6)
         .allSatisfy(c -> assertThat(c.getCaBundle()).isNull());
     var secret = defaultOf("secretName");
     var webhooks = defaultOf("webhookConfigurationName");

@@ -36,6 +36,7 @@ class PolicyParserTest {
             allocator: {wholeGpu: first-fit, memoryShare: fgd, topologies: {Tesla-T4: "\\tGPU0\\tGPU1\\nGPU0\\t X \\tPHB\\nGPU1\\tPHB\\t X \\n"}, fgdWorkload: {learnedWindowMinutes: 30, declared: [{gpuMemory: 4, cpu: 1500m, weight: 3}, {gpus: 8, cpu: 64, weight: 0.5}]}}
             failureMode: {gpuPods: open, otherPods: closed}
             feasibility: {onInfeasible: warn, scaleFromZeroModels: [A100-SXM4-80GB, "*"]}
+            quotas: {enabled: false, onNeverFits: refuse}
             """);
 
     assertThat(PolicyParser.parse(PolicyParser.write(custom))).isEqualTo(custom);
@@ -44,6 +45,8 @@ class PolicyParserTest {
     assertThat(custom.allocator().fgdWorkload().declared())
         .extracting(a -> a.gpuMemory() + " " + a.gpus() + " " + a.cpuMilli() + " " + a.weight())
         .containsExactly("Optional[4] Optional.empty 1500 3.0", "Optional.empty Optional[8] 64000 0.5");
+    assertThat(custom.quotas()).isEqualTo(new QuotaPolicy(false, FeasibilityPolicy.OnInfeasible.REFUSE));
+    assertThat(PolicyParser.builtInDefault().quotas()).isEqualTo(new QuotaPolicy(true, FeasibilityPolicy.OnInfeasible.WARN));
     assertThat(custom).isNotEqualTo(PolicyParser.builtInDefault());
   }
 
@@ -84,6 +87,8 @@ class PolicyParserTest {
           unreadable cpu     | allocator:\\n  fgdWorkload:\\n    declared:\\n    - {gpuMemory: 8, cpu: four, weight: 1} | line 4: allocator.fgdWorkload.declared[0].cpu: "four" is not a CPU quantity (such as 4, 0.5 or 500m)
           unknown ask key    | allocator:\\n  fgdWorkload:\\n    declared:\\n    - {gpuMem: 8, weight: 1} | line 4: allocator.fgdWorkload.declared[0].gpuMem: unknown key; known keys here: cpu, gpuMemory, gpus, weight
           bad model to scale | feasibility:\\n  scaleFromZeroModels: ["*", "A100 80GB"] | line 2: feasibility.scaleFromZeroModels[1]: "A100 80GB" is not a valid label value
+          quotas as text     | quotas:\\n  enabled: "no"                           | line 2: quotas.enabled: expected true or false
+          unknown never-fits | quotas:\\n  onNeverFits: ignore                     | line 2: quotas.onNeverFits: "ignore" is not one of [refuse, warn]
           negative window    | allocator:\\n  fgdWorkload:\\n    learnedWindowMinutes: -5 | line 3: allocator.fgdWorkload.learnedWindowMinutes: -5 must be between 0 (pending and running pods only) and 10080 (a week)
           """)
   void refusesInvalidDocumentWithKeyPathAndLine(String what, String yaml, String message) {

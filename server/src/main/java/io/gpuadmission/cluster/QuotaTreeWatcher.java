@@ -1,0 +1,123 @@
+package io.gpuadmission.cluster;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.ObjectReferenceBuilder;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.gpuadmission.mode.ServerStartup;
+import io.gpuadmission.quota.QuotaRuleViolation;
+import io.gpuadmission.quota.QuotaTree;
+import io.gpuadmission.quota.QuotaTreeCheck;
+import io.quarkus.runtime.ShutdownEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.jboss.logging.Logger;
+
+/**
+ * Keeps the team quota tree in force equal to the ElasticQuotaTree in {@code kube-system} (ACK's
+ * capacity scheduling): an informer on that namespace's trees, the tree checked against ACK's rules
+ * on each change, none once it is deleted, and the last good tree when it breaks a rule (a log
+ * line, an Event and a metric, as for the policy). The cluster has one tree; of several, the first
+ * by name counts. Without the CRD the informer retries in the background and no quota applies.
+ */
+@ApplicationScoped
+public class QuotaTreeWatcher {
+  public static final String GROUP = "scheduling.sigs.k8s.io";
+  public static final String VERSION = "v1beta1";
+  public static final String API_VERSION = GROUP + "/" + VERSION;
+  public static final String PLURAL = "elasticquotatrees";
+  public static final String KIND = "ElasticQuotaTree";
+  public static final String NAMESPACE = "kube-system";
+  private static final Logger LOG = Logger.getLogger(QuotaTreeWatcher.class);
+
+  private final ClusterConnection cluster;
+  private final QuotaTreeStore store;
+  private volatile SharedIndexInformer<GenericKubernetesResource> informer;
+
+  public QuotaTreeWatcher(ClusterConnection cluster, QuotaTreeStore store) {
+    this.cluster = cluster;
+    this.store = store;
+  }
+
+  void start(@Observes ServerStartup event) {
+    if (!cluster.available()) {
+      return;
+    }
+    // Named in full: no discovery request, which an API server without the CRD answers 404.
+    var trees = new ResourceDefinitionContext.Builder().withGroup(GROUP).withVersion(VERSION).withKind(KIND).withPlural(PLURAL)
+        .withNamespaced(true).build();
+    informer = cluster.client().genericKubernetesResources(trees).inNamespace(NAMESPACE).runnableInformer(0);
+    informer.addEventHandler(Informers.handler(tree -> reload(), tree -> reload()));
+    Informers.start(informer, "ElasticQuotaTree");
+  }
+
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
+    Informers.stop(informer);
+  }
+
+  /** Loads the first tree by name, or clears the tree in force when there is none. */
+  synchronized void reload() {
+    var trees = informer.getStore().list().stream().sorted(Comparator.comparing(t -> t.getMetadata().getName())).toList();
+    if (trees.isEmpty()) {
+      if (store.tree().isPresent()) {
+        LOG.infof("ElasticQuotaTree deleted: no team quota applies");
+      }
+      store.clear();
+      return;
+    }
+    if (trees.size() > 1) {
+      LOG.warnf("%d ElasticQuotaTrees in %s: only %s counts (a cluster has one tree)", trees.size(), NAMESPACE, name(trees.get(0)));
+    }
+    load(trees.get(0));
+  }
+
+  private void load(GenericKubernetesResource object) {
+    var checked = check(object);
+    if (checked instanceof QuotaTreeCheck.Valid valid) {
+      var before = store.tree();
+      store.replace(valid.tree(), NAMESPACE + "/" + name(object));
+      if (before.isEmpty() || !before.get().root().spec().equals(valid.tree().root().spec())) {
+        LOG.infof("team quota tree %s/%s in force", NAMESPACE, name(object));
+      }
+      return;
+    }
+    var reason = describe(((QuotaTreeCheck.Invalid) checked).violations());
+    store.failed(reason);
+    LOG.errorf("ElasticQuotaTree %s/%s breaks the tree's rules, keeping the tree in force: %s", NAMESPACE, name(object), reason);
+    publishEvent(object, reason);
+  }
+
+  /** The tree of {@code object}, checked: read, then the tree's rules. */
+  public static QuotaTreeCheck check(GenericKubernetesResource object) {
+    return QuotaTreeReading.check(Serialization.jsonMapper().valueToTree(object));
+  }
+
+  /** {@code spec.root.children[0].min.nvidia.com/gpu (team-a): ...; ...} */
+  public static String describe(List<QuotaRuleViolation> violations) {
+    return violations.stream()
+        .map(v -> v.quota().isEmpty() ? v.path() + ": " + v.rule() : v.message())
+        .collect(Collectors.joining("; "));
+  }
+
+  private void publishEvent(GenericKubernetesResource object, String reason) {
+    var about = new ObjectReferenceBuilder().withApiVersion(API_VERSION).withKind(KIND).withName(name(object))
+        .withNamespace(NAMESPACE).withUid(object.getMetadata().getUid())
+        .withResourceVersion(object.getMetadata().getResourceVersion()).build();
+    try {
+      ClusterEvents.publish(cluster.client(), Instant.now(), about, "Warning", "InvalidQuotaTree",
+          "quota tree not loaded, the previous one stays in force: " + reason);
+    } catch (RuntimeException e) {
+      LOG.warnf("could not publish an Event for the invalid quota tree: %s", e.getMessage());
+    }
+  }
+
+  private static String name(GenericKubernetesResource object) {
+    return object.getMetadata().getName();
+  }
+}

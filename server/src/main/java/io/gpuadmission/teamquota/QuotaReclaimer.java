@@ -1,0 +1,215 @@
+package io.gpuadmission.teamquota;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.gpuadmission.placement.GpuAsk;
+import io.gpuadmission.placement.GpuClaim;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.LeaderGate;
+import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.preemption.PodFacts;
+import io.gpuadmission.preemption.PodFactsIndex;
+import io.gpuadmission.preemption.PreemptionSearch;
+import io.gpuadmission.quota.QuotaDecision;
+import io.gpuadmission.quota.QuotaPod;
+import io.gpuadmission.quota.ReclaimPlan;
+import io.gpuadmission.quota.ReclaimPlanner;
+import io.gpuadmission.quota.RunningPod;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import org.jboss.logging.Logger;
+
+/**
+ * Reclaim: a pending pod of a quota leaf under its min that no node has room for gets room from
+ * pods of leaves that borrow (above their min), whatever their priority: kube-scheduler's own
+ * preemption only takes pods of lower priority, and cannot see quotas. Started from filter (every
+ * node refused for want of GPUs, or the quota refused it only because siblings borrow the parent's
+ * max), on the placement leader only, at most once per pod per cool-down. The victims come from the
+ * quota core's {@link ReclaimPlanner} (never a leaf at or under its min; fewest victims, lowest
+ * priority, youngest; gangs whole), checked on the ledger's GPUs; each is evicted as preemption
+ * evicts, with an Event naming the quota that took its GPUs back, and the pod is nominated to the
+ * node.
+ */
+public final class QuotaReclaimer implements AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(QuotaReclaimer.class);
+
+  private final QuotaGate gate;
+  private final QuotaLedgerBook books;
+  private final GpuLedger ledger;
+  private final PodFactsIndex facts;
+  private final PlacementDecider decider;
+  private final LeaderGate leader;
+  private final QuotaEvictions evictions;
+  private final Clock clock;
+  private final Duration coolDown;
+  private final Map<String, Instant> lastTried = new ConcurrentHashMap<>();
+  private final ExecutorService loop = Executors.newSingleThreadExecutor(r -> new Thread(r, "quota-reclaim"));
+
+  /** {@code evictions}: null without a cluster (nothing is ever reclaimed). */
+  QuotaReclaimer(
+      QuotaGate gate, QuotaLedgerBook books, GpuLedger ledger, PodFactsIndex facts, PlacementDecider decider, LeaderGate leader,
+      QuotaEvictions evictions, Clock clock, Duration coolDown) {
+    this.gate = gate;
+    this.books = books;
+    this.ledger = ledger;
+    this.facts = facts;
+    this.decider = decider;
+    this.leader = leader;
+    this.evictions = evictions;
+    this.clock = clock;
+    this.coolDown = coolDown;
+  }
+
+  /** A reclaimer that never acts (with {@link QuotaGate#none}). */
+  public static QuotaReclaimer none(QuotaGate gate, GpuLedger ledger, PodFactsIndex facts, PlacementDecider decider, LeaderGate leader) {
+    return new QuotaReclaimer(gate, null, ledger, facts, decider, leader, null, Clock.systemUTC(), Duration.ZERO);
+  }
+
+  /**
+   * Filter refused every node of {@code nodes} for want of GPUs. True when the pod's leaf is under
+   * its min with it, so reclaim is tried first: an attempt follows, and {@code otherwise} (the
+   * ordinary preemption) runs when no borrower's pods make room.
+   */
+  public boolean refused(Pod pod, GpuAsk ask, List<String> nodes, Runnable otherwise) {
+    if (pending(pod, ask).isEmpty()) {
+      return false;
+    }
+    tryLater(pod, ask, nodes, otherwise);
+    return true;
+  }
+
+  /** The quota refused the pod; when only because other leaves borrow its parent's max, reclaim follows. */
+  public void quotaRefused(Pod pod, GpuAsk ask, QuotaDecision.Refused refused, List<String> nodes) {
+    if (refused.leafUnderMin() && pending(pod, ask).isPresent()) {
+      tryLater(pod, ask, nodes, () -> {});
+    }
+  }
+
+  /** The pod as quota sees it, when its leaf stays at or under its min with it; empty otherwise. */
+  private Optional<QuotaPod> pending(Pod pod, GpuAsk ask) {
+    var tree = gate.tree();
+    var meta = pod.getMetadata();
+    if (evictions == null || tree.isEmpty() || meta == null || meta.getUid() == null || ask.kind() == GpuAsk.Kind.NONE) {
+      return Optional.empty();
+    }
+    var leaf = tree.get().leafOf(meta.getNamespace());
+    if (leaf.isEmpty()) {
+      return Optional.empty();
+    }
+    var amounts = QuotaLedgerBook.inTree(tree.get(), io.gpuadmission.placement.QuotaAmounts.of(ask, gate.policy()));
+    var book = books.bookWithout(tree.get(), List.of(meta.getUid()));
+    if (!book.used(leaf.get()).add(amounts).fitsWithin(leaf.get().min())) {
+      return Optional.empty();
+    }
+    return Optional.of(QuotaPod.of(meta.getUid(), meta.getNamespace(), amounts, PodFacts.priority(pod), Long.MAX_VALUE));
+  }
+
+  private void tryLater(Pod pod, GpuAsk ask, List<String> nodes, Runnable otherwise) {
+    var uid = pod.getMetadata().getUid();
+    if (!leader.leading() || nodes.isEmpty()) {
+      return;
+    }
+    var now = clock.instant();
+    var last = lastTried.get(uid);
+    if (last != null && now.isBefore(last.plus(coolDown))) {
+      return; // tried lately: its victims may still be terminating, and nothing else is evicted meanwhile
+    }
+    lastTried.put(uid, now);
+    lastTried.values().removeIf(at -> now.isAfter(at.plus(coolDown)));
+    try {
+      loop.execute(() -> attempt(pod, ask, List.copyOf(nodes), otherwise));
+    } catch (RejectedExecutionException closing) {
+      // shutting down
+    }
+  }
+
+  private void attempt(Pod pod, GpuAsk ask, List<String> nodes, Runnable otherwise) {
+    try {
+      if (!leader.whileLeading(() -> reclaim(pod, ask, nodes)).orElse(true)) {
+        otherwise.run();
+      }
+    } catch (RuntimeException e) {
+      LOG.warnf(e, "reclaim for pod %s/%s failed", pod.getMetadata().getNamespace(), pod.getMetadata().getName());
+    }
+  }
+
+  private boolean reclaim(Pod pod, GpuAsk ask, List<String> nodes) {
+    var pending = pending(pod, ask);
+    var tree = gate.tree();
+    if (pending.isEmpty() || tree.isEmpty()) {
+      return false;
+    }
+    var uid = pod.getMetadata().getUid();
+    var book = books.bookWithout(tree.get(), List.of(uid));
+    var claims = ledger.claims();
+    var running = new ArrayList<RunningPod>();
+    for (var counted : books.pods(tree.get()).values()) {
+      var claim = claims.get(counted.uid());
+      var known = facts.facts(counted.uid());
+      // Only bound pods that are not going already: a pod being placed has nobody to evict.
+      if (claim != null && (claim.phase() == GpuClaim.Phase.BOUND || claim.phase() == GpuClaim.Phase.ASSUMED) && known.isPresent() && !known.get().terminating()
+          && !counted.uid().equals(uid)) {
+        running.add(new RunningPod(counted, claim.node()));
+      }
+    }
+    var plan = ReclaimPlanner.plan(book, pending.get(), nodes, running, (node, uids) -> fitsAfterRemoving(ask, node, uids, claims));
+    if (plan.isEmpty() || plan.get().victims().isEmpty()) {
+      LOG.debugf("no reclaim for %s/%s (%s): no borrower's pods make room on the %d nodes it could run on",
+          pod.getMetadata().getNamespace(), pod.getMetadata().getName(), ask, nodes.size());
+      return false;
+    }
+    execute(pod, plan.get());
+    return true;
+  }
+
+  private boolean fitsAfterRemoving(GpuAsk ask, String node, Set<String> uids, Map<String, GpuClaim> claims) {
+    var view = ledger.view(node);
+    if (view.isEmpty()) {
+      return false;
+    }
+    var gone = new ArrayList<GpuClaim>();
+    for (var uid : uids) {
+      var claim = claims.get(uid);
+      if (claim != null && claim.node().equals(node)) {
+        gone.add(claim);
+      }
+    }
+    return decider.refusal(ask, PreemptionSearch.without(view.get(), gone)).isEmpty();
+  }
+
+  private void execute(Pod pod, ReclaimPlan plan) {
+    var who = pod.getMetadata().getNamespace() + "/" + pod.getMetadata().getName();
+    var names = new ArrayList<String>();
+    for (var victim : plan.victims()) {
+      var known = facts.facts(victim.pod().uid());
+      if (known.isEmpty()) {
+        continue;
+      }
+      var message = "quota " + victim.reclaimingQuota() + " took back its GPUs on node " + victim.node() + " for pod " + who
+          + " (under its min; quota " + victim.victimQuota() + " was borrowing them)";
+      if (evictions.evict(known.get(), message)) {
+        names.add(known.get().pod());
+      }
+    }
+    evictions.nominate(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), plan.node());
+    var quota = plan.victims().get(0).reclaimingQuota();
+    evictions.publish(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), "Normal", "QuotaReclaiming",
+        "quota " + quota + " is under its min: evicted " + String.join(", ", names) + " (borrowing) to free GPUs on node " + plan.node()
+            + "; nominated to " + plan.node());
+    LOG.infof("quota %s reclaimed for %s: evicted %s on node %s", quota, who, String.join(", ", names), plan.node());
+  }
+
+  @Override
+  public void close() {
+    loop.shutdownNow();
+  }
+}

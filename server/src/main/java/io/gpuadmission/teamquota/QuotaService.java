@@ -1,0 +1,92 @@
+package io.gpuadmission.teamquota;
+
+import io.gpuadmission.cluster.ClusterConnection;
+import io.gpuadmission.cluster.QuotaTreeStore;
+import io.gpuadmission.mode.ServerStartup;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.LeaderGate;
+import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.preemption.PodFactsIndex;
+import io.gpuadmission.quota.QuotaBook;
+import io.gpuadmission.quota.QuotaTree;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.runtime.ShutdownEvent;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Reception;
+import jakarta.enterprise.inject.Produces;
+import jakarta.inject.Singleton;
+import java.time.Clock;
+import java.time.Duration;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+/**
+ * Team quotas in the service: the gate filter and gang planning ask, the reclaimer, the inspection
+ * and the metrics, all over the tree in force ({@link QuotaTreeStore}) and the ledger.
+ */
+@ApplicationScoped
+public class QuotaService {
+  private final QuotaTreeStore store;
+  private final PolicyStore policies;
+  private final QuotaLedgerBook books;
+  private final QuotaGate gate;
+  private final QuotaReclaimer reclaimer;
+  private final QuotaMetrics metrics;
+
+  public QuotaService(
+      QuotaTreeStore store,
+      PolicyStore policies,
+      GpuLedger ledger,
+      PodFactsIndex facts,
+      PlacementDecider decider,
+      LeaderGate leader,
+      ClusterConnection cluster,
+      MeterRegistry meters,
+      @ConfigProperty(name = "gpu-admission.quotas.reclaim-cool-down", defaultValue = "30s") Duration coolDown) {
+    this.store = store;
+    this.policies = policies;
+    this.books = new QuotaLedgerBook(ledger, policies::current, facts::facts);
+    this.gate = new QuotaGate(store::tree, policies::current, books);
+    this.reclaimer = new QuotaReclaimer(
+        gate, books, ledger, facts, decider, leader, cluster.available() ? new QuotaEvictions(cluster.client(), Clock.systemUTC()) : null,
+        Clock.systemUTC(), coolDown);
+    this.metrics = new QuotaMetrics(meters, this, store);
+  }
+
+  void start(@Observes ServerStartup event) {
+    store.onChange(metrics::refresh);
+    policies.onChangeOf(p -> p.quotas().enabled(), p -> metrics.refresh());
+    metrics.refresh();
+  }
+
+  void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
+    reclaimer.close();
+  }
+
+  @Produces
+  @Singleton
+  QuotaGate gate() {
+    return gate;
+  }
+
+  @Produces
+  @Singleton
+  QuotaReclaimer reclaimer() {
+    return reclaimer;
+  }
+
+  QuotaBook book(QuotaTree tree) {
+    return books.book(tree);
+  }
+
+  /** Every quota node with its min, max, used and borrowed now. */
+  public QuotaInspection inspection() {
+    var enabled = policies.current().quotas().enabled();
+    var error = store.lastError().orElse("");
+    var tree = store.tree();
+    return tree.isEmpty()
+        ? QuotaInspection.none(enabled, error)
+        : QuotaInspection.of(enabled, store.source(), error, tree.get(), books.book(tree.get()));
+  }
+}

@@ -1,0 +1,272 @@
+package io.gpuadmission.extender;
+
+import static io.gpuadmission.extender.SchedulerCalls.args;
+import static io.gpuadmission.extender.SchedulerCalls.json;
+import static io.gpuadmission.extender.SchedulerCalls.post;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.cluster.ClusterFixtures;
+import io.gpuadmission.cluster.QuotaTreeStore;
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.LeaderGate;
+import io.gpuadmission.policy.PolicyParser;
+import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.policy.PolicyStore.PolicySource;
+import io.gpuadmission.preemption.PodFacts;
+import io.gpuadmission.support.Fixtures;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.kubernetes.client.WithKubernetesTestServer;
+import jakarta.inject.Inject;
+import java.net.URL;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 43 through the extender's HTTPS API as kube-scheduler calls it, on the mock API server:
+ * three teams' ElasticQuotaTree over two nodes of four whole GPUs and a cGPU node. A pod over its
+ * team's max waits with the quota's reason while another team's identical pod passes; a team
+ * borrows up to its max while the others are idle; a team under its min takes borrowed GPUs back
+ * (reclaim); a gang over its team's max waits whole; GPU memory shares and whole GPUs count in one tree.
+ */
+@QuarkusTest
+@WithKubernetesTestServer(crud = true, setup = ClusterFixtures.class)
+class QuotaPlacementTest {
+  private static final Duration WITHIN = Duration.ofSeconds(10);
+
+  @TestHTTPResource(value = "/", tls = true)
+  URL base;
+
+  @Inject KubernetesClient client;
+  @Inject GpuLedger ledger;
+  @Inject LeaderGate gate;
+  @Inject QuotaTreeStore trees;
+  @Inject PolicyStore policies;
+
+  @BeforeEach
+  void threeTeams() {
+    QuotaCluster.create(client, ledger);
+    QuotaCluster.apply(client, QuotaCluster.tree("quota/tree.yaml"));
+    await().atMost(WITHIN).until(() -> trees.tree().isPresent());
+    await().atMost(Duration.ofSeconds(20)).until(gate::leading);
+  }
+
+  @AfterEach
+  void removeEverything() {
+    if (policies.active().source() != PolicySource.DEFAULT) {
+      policies.replace(PolicyParser.builtInDefault(), PolicySource.DEFAULT);
+    }
+    for (var namespace : QuotaCluster.NAMESPACES) {
+      for (var pod : client.pods().inNamespace(namespace).list().getItems()) {
+        if (pod.getMetadata().getFinalizers() != null && !pod.getMetadata().getFinalizers().isEmpty()) {
+          client.pods().inNamespace(namespace).withName(pod.getMetadata().getName()).edit(p -> {
+            p.getMetadata().setFinalizers(new ArrayList<>());
+            return p;
+          });
+        }
+      }
+    }
+    QuotaCluster.remove(client, ledger);
+    await().atMost(WITHIN).until(() -> trees.tree().isEmpty());
+  }
+
+  @Test
+  void aPodOverItsTeamsMaxWaitsWithTheQuotasReasonWhileAnotherTeamsIdenticalPodPasses() {
+    running(QuotaCluster.whole("quota-a", "a-0", 2), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    running(QuotaCluster.whole("quota-a", "a-1", 2), "whole-a", "2,3", 0, "2026-11-22T10:01:00Z");
+
+    var refused = filter(create(QuotaCluster.whole("quota-a", "train-a", 4)));
+    var reason = "quota team-a: nvidia.com/gpu used 4 + asked 4 > max 6";
+    assertThat(refused.path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(refused.path("FailedNodes").toString()).isEqualTo("{}");
+    assertThat(refused.path("FailedAndUnresolvableNodes"))
+        .isEqualTo(json("{\"whole-a\":\"" + reason + "\",\"whole-b\":\"" + reason + "\",\"share-q\":\"" + reason + "\"}"));
+
+    var other = filter(create(QuotaCluster.whole("quota-c", "train-c", 4)));
+    assertThat(other.path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
+  }
+
+  @Test
+  void aTeamBorrowsUpToItsMaxWhileTheOthersAreIdleAndNoFurther() {
+    running(QuotaCluster.whole("quota-b", "b-0", 4), "whole-a", "0,1,2,3", 0, "2026-11-22T10:00:00Z");
+
+    var borrowing = create(QuotaCluster.whole("quota-b", "b-1", 4));
+    assertThat(filter(borrowing).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
+    assertThat(json(post(base, "/extender/bind", SchedulerCalls.bind(borrowing, "whole-b")))).isEqualTo(json("{\"Error\":\"\"}"));
+    await().atMost(WITHIN).until(() -> ledger.claimsOn("whole-b").size() == 1);
+
+    var reason = "quota team-b: nvidia.com/gpu used 8 + asked 1 > max 8";
+    var beyond = filter(create(QuotaCluster.whole("quota-b", "b-2", 1)));
+    assertThat(beyond.path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(beyond.path("FailedAndUnresolvableNodes").path("whole-a").asText()).isEqualTo(reason);
+    assertThat(inspected("team-b").path("used").path("nvidia.com/gpu").asText()).isEqualTo("8");
+    assertThat(inspected("team-b").path("borrowed").path("nvidia.com/gpu").asText()).isEqualTo("4");
+  }
+
+  @Test
+  void aTeamUnderItsMinTakesBorrowedGpusBackFromTheYoungestLowestPriorityBorrowerNeverFromATeamAtItsMin() {
+    // team-a at its min (2) with the lowest priority of all; team-b borrows 2 above its min of 4.
+    running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-1", 2)), "whole-a", "2,3", 100, "2026-11-22T10:01:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-2", 2)), "whole-b", "0,1", 100, "2026-11-22T10:05:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-3", 2)), "whole-b", "2,3", 500, "2026-11-22T10:02:00Z");
+
+    var pending = create(QuotaCluster.whole("quota-c", "c-0", 2));
+    var refused = filter(pending);
+    assertThat(refused.path("FailedAndUnresolvableNodes").path("whole-b").asText())
+        .isEqualTo("quota root: nvidia.com/gpu used 8 + asked 2 > max 8");
+
+    await().atMost(WITHIN).until(() -> pod("quota-b", "b-2").getMetadata().getDeletionTimestamp() != null
+        && "whole-b".equals(pod("quota-c", "c-0").getStatus().getNominatedNodeName()));
+    var message = "quota team-c took back its GPUs on node whole-b for pod quota-c/c-0 (under its min; quota team-b was borrowing them)";
+    assertThat(disruptionTarget(pod("quota-b", "b-2")))
+        .extracting(PodCondition::getStatus, PodCondition::getReason, PodCondition::getMessage)
+        .containsExactly("True", PodFacts.PREEMPTION_BY_SCHEDULER, "gpu-admission: " + message);
+    await().atMost(WITHIN).until(() -> events("quota-b", "b-2").contains("QuotaReclaimed: " + message));
+    assertThat(List.of(pod("quota-a", "a-0"), pod("quota-b", "b-1"), pod("quota-b", "b-3")))
+        .allSatisfy(untouched -> assertThat(untouched.getMetadata().getDeletionTimestamp()).isNull());
+    await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> pod("quota-a", "a-0").getMetadata().getDeletionTimestamp() == null
+        && pod("quota-b", "b-1").getMetadata().getDeletionTimestamp() == null && pod("quota-b", "b-3").getMetadata().getDeletionTimestamp() == null);
+
+    // The kubelet lets b-2 go: team-c's pod fits there, within its min.
+    letGo("quota-b", "b-2");
+    await().atMost(WITHIN).until(() -> ledger.claimsOn("whole-b").size() == 1);
+    assertThat(filter(pod("quota-c", "c-0")).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
+  }
+
+  @Test
+  void aGangOverItsTeamsMaxWaitsWhole() {
+    var members = new ArrayList<Pod>();
+    for (var i = 0; i < 3; i++) {
+      var member = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("quota/gang-member.yaml")), Pod.class);
+      member.getMetadata().setName("trainer-worker-" + i);
+      members.add(create(member));
+    }
+    var reason = "gang \"quota-c/trainer\": needs 3 × 2 GPUs, and its team quota does not admit them all:"
+        + " quota team-c: nvidia.com/gpu used 0 + asked 6 > max 4";
+    await().atMost(WITHIN).untilAsserted(() ->
+        assertThat(filter(members.get(0)).path("FailedAndUnresolvableNodes").path("whole-a").asText()).isEqualTo(reason));
+    for (var member : members) {
+      assertThat(filter(member).path("NodeNames").toString()).isEqualTo("[]");
+    }
+    assertThat(QuotaCluster.NODES.stream().allMatch(n -> ledger.claimsOn(n).isEmpty())).isTrue();
+  }
+
+  @Test
+  void gpuMemorySharesAndWholeGpusCountInOneTree() {
+    running(QuotaCluster.whole("quota-a", "a-0", 2), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    var share = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("quota/pod-share.yaml")), Pod.class);
+    share.getSpec().setNodeName("share-q");
+    share.getSpec().getContainers().get(0).getResources().getLimits().put("aliyun.com/gpu-mem", new io.fabric8.kubernetes.api.model.Quantity("12"));
+    share.getMetadata().setAnnotations(Map.of("ALIYUN_COM_GPU_MEM_IDX", "0", "ALIYUN_COM_GPU_MEM_POD", "12"));
+    share.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Running").withStartTime("2026-11-22T10:00:00Z").build());
+    client.resource(share).create();
+    await().atMost(WITHIN).until(() -> ledger.claimsOn("share-q").size() == 1 && ledger.claimsOn("whole-a").size() == 1);
+
+    var teamA = inspected("team-a");
+    assertThat(teamA.path("used")).isEqualTo(json("{\"aliyun.com/gpu-mem\":\"12\",\"nvidia.com/gpu\":\"2\"}"));
+    assertThat(teamA.path("borrowed")).isEqualTo(json("{\"aliyun.com/gpu-mem\":\"0\",\"nvidia.com/gpu\":\"0\"}"));
+    assertThat(teamA.path("min")).isEqualTo(json("{\"aliyun.com/gpu-mem\":\"16\",\"nvidia.com/gpu\":\"2\"}"));
+    assertThat(teamA.path("max")).isEqualTo(json("{\"aliyun.com/gpu-mem\":\"24\",\"nvidia.com/gpu\":\"6\"}"));
+    assertThat(teamA.path("namespaces").toString()).isEqualTo("[\"quota-a\"]");
+    assertThat(inspected("root").path("used")).isEqualTo(json("{\"aliyun.com/gpu-mem\":\"12\",\"nvidia.com/gpu\":\"2\"}"));
+
+    var sixteen = sharePod("quota-a", "infer-16");
+    var refused = filter(sixteen);
+    assertThat(refused.path("FailedAndUnresolvableNodes").path("share-q").asText())
+        .isEqualTo("quota team-a: aliyun.com/gpu-mem used 12 + asked 16 > max 24");
+    assertThat(filter(sharePod("quota-c", "infer-16")).path("NodeNames").toString()).isEqualTo("[\"share-q\"]");
+    assertThat(metrics()).contains("gpu_admission_quota_used{quota=\"team-a\",resource=\"aliyun.com/gpu-mem\"} 12.0")
+        .contains("gpu_admission_quota_used{quota=\"team-a\",resource=\"nvidia.com/gpu\"} 2.0")
+        .contains("gpu_admission_quota_max{quota=\"team-a\",resource=\"nvidia.com/gpu\"} 6.0");
+  }
+
+  @Test
+  void quotasOffByPolicyLeaveEveryPodToTheNodes() throws Exception {
+    running(QuotaCluster.whole("quota-a", "a-0", 2), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    running(QuotaCluster.whole("quota-a", "a-1", 2), "whole-a", "2,3", 0, "2026-11-22T10:01:00Z");
+    var pending = create(QuotaCluster.whole("quota-a", "train-a", 4));
+    assertThat(filter(pending).path("NodeNames").toString()).isEqualTo("[]");
+
+    policies.replace(PolicyParser.parse("quotas:\n  enabled: false\n"), PolicySource.CONFIGMAP);
+
+    assertThat(filter(pending).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
+    assertThat(inspection().path("quotas").path("enabled").asBoolean()).isFalse();
+  }
+
+  private static Pod kept(Pod pod) {
+    pod.getMetadata().setFinalizers(List.of("gpu-admission.io/test-kubelet"));
+    return pod;
+  }
+
+  private void running(Pod pod, String node, String indices, int priority, String started) {
+    var created = client.resource(QuotaCluster.bound(pod, node, indices, priority, started)).create();
+    await().atMost(WITHIN).until(() -> ledger.claim(created.getMetadata().getUid()).isPresent());
+  }
+
+  private Pod create(Pod pod) {
+    return client.resource(pod).create();
+  }
+
+  private Pod sharePod(String namespace, String name) {
+    var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("quota/pod-share.yaml")), Pod.class);
+    pod.getMetadata().setNamespace(namespace);
+    pod.getMetadata().setName(name);
+    pod.getSpec().getContainers().get(0).getResources().getLimits().put("aliyun.com/gpu-mem", new io.fabric8.kubernetes.api.model.Quantity("16"));
+    return create(pod);
+  }
+
+  private JsonNode filter(Pod pod) {
+    return json(post(base, "/extender/filter", args(pod, QuotaCluster.NODES)));
+  }
+
+  private JsonNode inspection() {
+    return json(SchedulerCalls.get(base, "/extender/inspect"));
+  }
+
+  private JsonNode inspected(String quota) {
+    for (var node : inspection().path("quotas").path("quotas")) {
+      if (node.path("name").asText().equals(quota)) {
+        return node;
+      }
+    }
+    throw new AssertionError("no quota " + quota + " in " + inspection().path("quotas"));
+  }
+
+  private String metrics() {
+    return io.restassured.RestAssured.given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").then().extract().asString();
+  }
+
+  private Pod pod(String namespace, String name) {
+    return client.pods().inNamespace(namespace).withName(name).get();
+  }
+
+  private void letGo(String namespace, String name) {
+    client.pods().inNamespace(namespace).withName(name).edit(p -> {
+      p.getMetadata().setFinalizers(new ArrayList<>());
+      return p;
+    });
+  }
+
+  private static PodCondition disruptionTarget(Pod pod) {
+    return pod.getStatus().getConditions().stream().filter(c -> PodFacts.DISRUPTION_TARGET.equals(c.getType())).findFirst().orElseThrow();
+  }
+
+  private List<String> events(String namespace, String pod) {
+    return client.v1().events().inNamespace(namespace).list().getItems().stream()
+        .filter(e -> pod.equals(e.getInvolvedObject().getName()))
+        .map(e -> e.getReason() + ": " + e.getMessage())
+        .toList();
+  }
+}
