@@ -139,8 +139,10 @@ policyOnUpgrade says; with policyOnUpgrade keep an upgrade then writes back the 
 {{- if .Values.policy -}}
 {{- toYaml (dict "policy.yaml" $policy) | trimSuffix "\n" | indent 2 -}}
 {{- else -}}
-{{- /* A block as a person writes it: no spaces on the empty lines. */ -}}
-{{- regexReplaceAll "(?m)^ +$" (printf "  policy.yaml: |\n%s" ($policy | trimSuffix "\n" | indent 4)) "" -}}
+{{- /* A block as a person writes it: no spaces on the empty lines. The scheduler's ends without a
+newline, as kustomize leaves the scheduler component's patch. */ -}}
+{{- $block := ternary "|-" "|" .Values.scheduler.enabled -}}
+{{- regexReplaceAll "(?m)^ +$" (printf "  policy.yaml: %s\n%s" $block ($policy | trimSuffix "\n" | indent 4)) "" -}}
 {{- end -}}
 {{- end -}}
 
@@ -183,7 +185,7 @@ variable names, allocator.topologies matrices and fgdWorkload asks, YAML aliases
 {{- end -}}
 {{- end -}}
 
-{{- /* Unknown keys and sections that are not mappings, section by section. */ -}}
+{{- /* Unknown keys, and values not of their default's kind (mapping, list, true or false), section by section. */ -}}
 {{- define "gpu-admission.policyKeys" -}}
 {{- $errors := list -}}
 {{- $known := keys .schema | sortAlpha | join ", " -}}
@@ -205,6 +207,13 @@ variable names, allocator.topologies matrices and fgdWorkload asks, YAML aliases
       {{- else -}}
         {{- $errors = append $errors (printf "%s: expected a mapping of keys to values" $path) -}}
       {{- end -}}
+    {{- else if eq $value nil -}}
+    {{- else if and (kindIs "map" $section) (not (kindIs "map" $value)) -}}
+      {{- $errors = append $errors (printf "%s: expected a mapping of keys to values" $path) -}}
+    {{- else if and (kindIs "slice" $section) (not (kindIs "slice" $value)) -}}
+      {{- $errors = append $errors (printf "%s: expected a list" $path) -}}
+    {{- else if and (kindIs "bool" $section) (not (kindIs "bool" $value)) -}}
+      {{- $errors = append $errors (printf "%s: expected true or false" $path) -}}
     {{- end -}}
   {{- end -}}
 {{- end -}}
