@@ -60,7 +60,8 @@ final class Chart {
    * write again with other content) are rendered every time.
    */
   static Result templateResult(List<String> values, String... extra) throws IOException, InterruptedException {
-    var command = new ArrayList<>(List.of(helm(), "template", RELEASE, DIR.toString(), "--namespace", NAMESPACE));
+    // With the chart's CRDs (crds/), which helm install applies first: kustomize renders them too.
+    var command = new ArrayList<>(List.of(helm(), "template", RELEASE, DIR.toString(), "--namespace", NAMESPACE, "--include-crds"));
     values.forEach(v -> command.addAll(List.of("--set", v)));
     command.addAll(List.of(extra));
     if (java.util.Arrays.stream(extra).anyMatch(a -> a.startsWith("--set-file") || a.startsWith("--values") || a.startsWith("-f"))) {

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 /**
  * One source of truth: every object file of manifests/ is the chart's template of the same path
  * (charts/gpu-admission/templates/base/rbac.yaml gives manifests/base/rbac.yaml), rendered by {@code
- * helm template} in namespace gpu-admission, and the chart's files that kubectl users need are
+ * helm template} in namespace gpu-admission (a CRD in the chart's crds/ gives manifests/crds/ of the
+ * same name), and the chart's files that kubectl users need are
  * copied. Only the kustomizations (which files, which patches) and the overlays' patches are
  * written by hand there; ChartEquivalenceTest checks that they make what the chart makes with the
  * matching values. Regenerate after a template change with {@code -Dmanifests.write=true}.
@@ -39,7 +40,8 @@ class ManifestsFromChartTest {
   /** Chart files that are not objects but that kubectl users need too: chart path, manifests path. */
   static final Map<String, String> COPIED = Map.of("files/kube-scheduler-config.yaml", "control-plane/kube-scheduler-config.yaml");
 
-  private static final Pattern SOURCE = Pattern.compile("(?m)^---\\n# Source: gpu-admission/templates/(.+)\\n");
+  /** A template's path under templates/, or a CRD's under crds/ (Helm's CRD directory, kept as crds/). */
+  private static final Pattern SOURCE = Pattern.compile("(?m)^---\\n# Source: gpu-admission/(?:templates/)?(.+)\\n");
   private static final String GENERATED = "# Generated from charts/gpu-admission/";
 
   @Test
@@ -70,10 +72,11 @@ class ManifestsFromChartTest {
   /** A template's documents go to its file in the order Helm renders them, each comment with its object. */
   @Test
   void splitsHelmsOutputByTemplate() {
-    var output = "---\n# Source: gpu-admission/templates/base/a.yaml\n# one\nkind: A\n---\n# Source: gpu-admission/templates/hooks/h.yaml\nkind: H\n"
+    var output = "---\n# Source: gpu-admission/crds/c.yaml\nkind: CustomResourceDefinition\n"
+        + "---\n# Source: gpu-admission/templates/base/a.yaml\n# one\nkind: A\n---\n# Source: gpu-admission/templates/hooks/h.yaml\nkind: H\n"
         + "---\n# Source: gpu-admission/templates/base/a.yaml\nkind: B\n";
     assertThat(byTemplate(output))
-        .containsExactly(Map.entry("base/a.yaml", "# one\nkind: A\n---\nkind: B"), Map.entry("hooks/h.yaml", "kind: H"));
+        .containsExactly(Map.entry("crds/c.yaml", "kind: CustomResourceDefinition"), Map.entry("base/a.yaml", "# one\nkind: A\n---\nkind: B"), Map.entry("hooks/h.yaml", "kind: H"));
   }
 
   /** manifests/ path to content. */
@@ -86,7 +89,7 @@ class ManifestsFromChartTest {
     });
     byTemplate(render(EVERYTHING, true)).forEach((template, text) -> {
       if (!template.startsWith("base/") && !template.startsWith("hooks/") && !template.startsWith("tests/")) {
-        files.put(template, header("templates/" + template) + text + "\n");
+        files.put(template, header((template.startsWith("crds/") ? "" : "templates/") + template) + text + "\n");
       }
     });
     for (var copied : COPIED.entrySet()) {
