@@ -17,5 +17,5 @@ if ! helm="$(.mvn/helm.sh)"; then
   exit 0
 fi
 mkdir -p "$out"
-"$helm" lint --strict charts/gpu-admission --namespace gpu-admission 2> >(grep -v 'found symbolic link in path' >&2)
-"$helm" package charts/gpu-admission --version "$version" --app-version "$version" --destination "$out" 2> >(grep -v 'found symbolic link in path' >&2)
+"$helm" lint --strict charts/gpu-admission --namespace gpu-admission
+"$helm" package charts/gpu-admission --version "$version" --app-version "$version" --destination "$out"

@@ -1,8 +1,11 @@
-{{- /* The pod spec of the chart's kubectl hooks: Pod Security restricted (namespace gpu-admission
-enforces it), no writable root, HOME on an emptyDir for kubectl's discovery cache. */ -}}
+{{- /* The pod spec of the chart's kubectl hooks: Pod Security restricted (the release namespace
+enforces it), no writable root, HOME on an emptyDir for kubectl's discovery cache; on the nodes the
+webhook may run on (the values' tolerations and node selector), from the values' kubectl image and
+pull secrets, so that a hook runs wherever the chart runs. */ -}}
 {{- define "gpu-admission.kubectlPod" -}}
 serviceAccountName: {{ .serviceAccount }}
 restartPolicy: Never
+enableServiceLinks: false
 securityContext:
   runAsNonRoot: true
   runAsUser: 65532
@@ -12,9 +15,20 @@ securityContext:
 imagePullSecrets:
 {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- with .root.Values.nodeSelector }}
+nodeSelector:
+{{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .root.Values.tolerations }}
+tolerations:
+{{- toYaml . | nindent 2 }}
+{{- end }}
 containers:
 - name: kubectl
-  image: {{ .root.Values.kubectlImage }}
+  image: {{ .root.Values.kubectlImage.repository }}:{{ .root.Values.kubectlImage.tag }}
+  {{- with .root.Values.kubectlImage.pullPolicy }}
+  imagePullPolicy: {{ . }}
+  {{- end }}
   command: [kubectl]
   args:
 {{- toYaml .args | nindent 2 }}

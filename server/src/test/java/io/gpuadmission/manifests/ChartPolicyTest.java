@@ -40,6 +40,10 @@ class ChartPolicyTest {
         "version: 1\ntopology:\n  onConflict: ignore\n",
         "version: 1\nfeasibility:\n  onInfeasible: ignore\n",
         "- version: 1\n",
+        "version: 1\nexemptNamespaces: kube-system\n",
+        "version: 1\ntopology:\n  hostIPC: [true]\n",
+        "version: 1\nallocator:\n  topologies: [a]\n",
+        "version: 1\ntopology: on\n",
       })
   void aPolicyTheWebhookRefusesFailsHelmTemplateWithItsMessage(String policy) throws Exception {
     var webhook = webhookErrors(policy);
@@ -63,6 +67,42 @@ class ChartPolicyTest {
 
     var configMap = (ConfigMap) RenderedObjects.find(objects, "ConfigMap", "gpu-admission", "gpu-admission-policy");
     assertThat(configMap.getData()).containsExactly(java.util.Map.entry("policy.yaml", policy));
+  }
+
+  /** Broken YAML: both say so (in their YAML parsers' words, which differ). */
+  @Test
+  void aPolicyThatIsNotYamlFailsHelmTemplateAndUpgrade() throws Exception {
+    var policy = "version: 1\nfailureMode: {gpuPods: closed\n";
+    assertThat(webhookErrors(policy)).singleElement().asString().startsWith("not valid YAML: ");
+
+    for (var upgrade : List.of(false, true)) {
+      var file = "policy=" + write(policy);
+      var result = upgrade ? Chart.templateResult(List.of(), "--is-upgrade", "--set-file", file) : Chart.templateResult(List.of(), "--set-file", file);
+      assertThat(result.exit()).isNotZero();
+      assertThat(result.error()).contains("policy: the webhook would refuse it (docs/policy.md):\nnot valid YAML: ");
+    }
+  }
+
+  /**
+   * helm upgrade refuses such a policy whatever policyOnUpgrade says: with keep, the cluster's
+   * policy is written back, and the values' policy would otherwise be stored in the release unchecked.
+   */
+  @Test
+  void anUpgradeRefusesAPolicyTheWebhookRefusesUnderEveryPolicyOnUpgrade() throws Exception {
+    var schema = new com.fasterxml.jackson.databind.ObjectMapper().readTree(Chart.file("values.schema.json"));
+    var modes = new java.util.ArrayList<String>();
+    schema.path("properties").path("policyOnUpgrade").path("enum").forEach(mode -> modes.add(mode.asText()));
+    assertThat(modes).containsExactlyInAnyOrder("keep", "replace");
+    var bad = write("version: 1\ntopolgy:\n  pool: topology\n");
+
+    for (var mode : modes) {
+      var refused = Chart.templateResult(List.of("policyOnUpgrade=" + mode), "--is-upgrade", "--set-file", "policy=" + bad);
+      assertThat(refused.exit()).as(mode).isNotZero();
+      assertThat(refused.error()).as(mode).contains("policy: the webhook would refuse it (docs/policy.md):\ntopolgy: unknown key; known keys here: allocator,");
+      var scheduler = Chart.templateResult(List.of("policyOnUpgrade=" + mode, "scheduler.enabled=true", "policy=version: 1"), "--is-upgrade");
+      assertThat(scheduler.exit()).as(mode).isNotZero();
+      assertThat(scheduler.error()).as(mode).contains("scheduling.schedulerName must be gpu-scheduler");
+    }
   }
 
   /** With no policy given, the manifests' policy: the built-in default, or the scheduler's. */

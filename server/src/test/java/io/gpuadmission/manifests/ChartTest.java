@@ -63,7 +63,7 @@ class ChartTest {
     var archive = out.resolve("gpu-admission-7.8.9.tgz");
     assertThat(archive).exists();
 
-    var fromArchive = Chart.run(List.of(Chart.helm(), "template", Chart.RELEASE, archive.toString(), "--namespace", Chart.NAMESPACE, "--set", "scheduler.enabled=true"));
+    var fromArchive = Chart.run(List.of(Chart.helm(), "template", Chart.RELEASE, archive.toString(), "--namespace", Chart.NAMESPACE, "--include-crds", "--set", "scheduler.enabled=true"));
     assertThat(fromArchive.exit()).as(fromArchive.error()).isZero();
     var objects = Overlays.objects(fromArchive.output());
     assertThat(deployment(objects, "gpu-admission").getSpec().getTemplate().getSpec().getContainers().get(0).getImage())
@@ -107,11 +107,19 @@ class ChartTest {
     assertThat(env(agent.getSpec().getTemplate().getSpec().getContainers().get(0), "GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_SERVE")).isEqualTo("never");
   }
 
+  /** Nothing on stderr: Helm warns of a symbolic link in the chart, of a deprecated API, on every command. */
   @Test
-  void installsOnlyIntoNamespaceGpuAdmission() throws Exception {
-    var result = Chart.run(List.of(Chart.helm(), "template", "x", Chart.DIR.toString(), "--namespace", "gpu"));
-    assertThat(result.exit()).isNotZero();
-    assertThat(result.error()).contains("namespace \"gpu\": install into namespace gpu-admission (helm install --namespace gpu-admission)");
+  void helmPrintsNoWarning() throws Exception {
+    var template = Chart.run(List.of(Chart.helm(), "template", Chart.RELEASE, Chart.DIR.toString(), "--namespace", "gpu-system",
+        "--set", "scheduler.enabled=true,monitoring.enabled=true,nodeAgent.enabled=true,controlPlane.enabled=true"));
+    var lint = Chart.run(List.of(Chart.helm(), "lint", Chart.DIR.toString(), "--namespace", "gpu-system"));
+
+    assertThat(template.exit()).isZero();
+    assertThat(template.error()).isEmpty();
+    assertThat(lint.error()).isEmpty();
+    try (var files = Files.walk(Chart.DIR)) {
+      assertThat(files.filter(Files::isSymbolicLink).toList()).isEmpty();
+    }
   }
 
   @Test
@@ -176,7 +184,8 @@ class ChartTest {
     var hooks = Overlays.objects(String.join("\n---\n", Chart.hooks(List.of(), "--skip-tests")));
     var install = Overlays.objects(Chart.template(List.of()));
 
-    assertThat(hooks).allSatisfy(h -> assertThat(h.getMetadata().getAnnotations()).containsEntry("helm.sh/hook", "pre-delete"));
+    assertThat(hooks).allSatisfy(h -> assertThat(h.getMetadata().getAnnotations())
+        .containsEntry("helm.sh/hook", "pre-delete").containsEntry("helm.sh/hook-delete-policy", "before-hook-creation,hook-succeeded"));
     var job = (Job) find(hooks, "Job", "gpu-admission", "gpu-admission-uninstall");
     var pod = job.getSpec().getTemplate().getSpec();
     assertThat(pod.getContainers().get(0).getArgs())
@@ -191,6 +200,46 @@ class ChartTest {
     assertThat(((ClusterRole) find(hooks, "ClusterRole", null, "gpu-admission-uninstall")).getRules())
         .extracting(r -> r.getApiGroups() + " " + r.getResources() + " " + r.getResourceNames() + " " + r.getVerbs())
         .containsExactly("[admissionregistration.k8s.io] [mutatingwebhookconfigurations, validatingwebhookconfigurations] [gpu-admission] [delete]");
+  }
+
+  /**
+   * Where every node is tainted, or the registry is a mirror, the hooks' pods run as the webhook's
+   * do: its tolerations, node selector and pull secrets, the values' kubectl image.
+   */
+  @Test
+  void hookPodsRunWhereTheChartRuns() throws Exception {
+    var hooks = Overlays.objects(String.join("\n---\n", Chart.hooks(List.of(
+        "tolerations[0].key=dedicated", "tolerations[0].operator=Exists", "nodeSelector.pool=system", "imagePullSecrets[0].name=mirror",
+        "kubectlImage.repository=mirror.example/kubectl", "kubectlImage.tag=v1.33.1", "kubectlImage.pullPolicy=IfNotPresent"))));
+    var job = (Job) find(hooks, "Job", "gpu-admission", "gpu-admission-uninstall");
+    var probe = (Pod) find(hooks, "Pod", "gpu-admission", "gpu-admission-test");
+
+    for (var pod : List.of(job.getSpec().getTemplate().getSpec(), probe.getSpec())) {
+      assertThat(pod.getTolerations()).extracting(t -> t.getKey() + " " + t.getOperator()).containsExactly("dedicated Exists");
+      assertThat(pod.getNodeSelector()).isEqualTo(Map.of("pool", "system"));
+      assertThat(pod.getImagePullSecrets()).extracting(s -> s.getName()).containsExactly("mirror");
+      assertThat(pod.getContainers()).extracting(c -> c.getImage() + " " + c.getImagePullPolicy()).containsExactly("mirror.example/kubectl:v1.33.1 IfNotPresent");
+      assertThat(pod.getEnableServiceLinks()).isFalse();
+    }
+    var defaults = (Job) find(Overlays.objects(String.join("\n---\n", Chart.hooks(List.of()))), "Job", "gpu-admission", "gpu-admission-uninstall");
+    assertThat(defaults.getSpec().getTemplate().getSpec().getContainers().get(0).getImage()).isEqualTo("registry.k8s.io/kubectl:v1.32.0");
+  }
+
+  /**
+   * helm test leaves nothing when it passes (Helm deletes every hook-succeeded object), and its RBAC
+   * in tests.namespace goes even when it fails (Helm deletes the hooks that ran before the failed
+   * one by their hook-succeeded policy): only a failed test's Pod stays, in the release namespace.
+   */
+  @Test
+  void helmTestObjectsAreDeletedOnceItHasRun() throws Exception {
+    var tests = Overlays.objects(String.join("\n---\n", Chart.hooks(List.of("tests.namespace=ml")).stream().filter(d -> d.contains("helm.sh/hook: test")).toList()));
+
+    assertThat(tests).extracting(o -> o.getKind() + " " + o.getMetadata().getNamespace())
+        .containsExactlyInAnyOrder("ServiceAccount gpu-admission", "ConfigMap gpu-admission", "Role ml", "RoleBinding ml", "Pod gpu-admission");
+    assertThat(tests).allSatisfy(o -> assertThat(o.getMetadata().getAnnotations()).containsEntry("helm.sh/hook-delete-policy", "before-hook-creation,hook-succeeded"));
+    var probeWeight = Integer.parseInt(find(tests, "Pod", "gpu-admission", "gpu-admission-test").getMetadata().getAnnotations().get("helm.sh/hook-weight"));
+    assertThat(tests.stream().filter(o -> !o.getKind().equals("Pod")))
+        .allSatisfy(o -> assertThat(Integer.parseInt(o.getMetadata().getAnnotations().get("helm.sh/hook-weight"))).isLessThan(probeWeight));
   }
 
   /** helm test: a GPU pod the webhook must see, created with --dry-run=server, must come back mutated. */
@@ -216,19 +265,26 @@ class ChartTest {
   }
 
   /**
-   * The install notes print the control-plane stanza itself, from manifests/control-plane. helm
+   * The install notes print the control-plane stanza itself (the chart's file that manifests/control-plane copies), and what
+   * uninstall leaves with the command that removes it. helm
    * install --dry-run needs a cluster: the notes are rendered here by a copy of the chart that
    * renders NOTES.txt into a ConfigMap with tpl.
    */
   @Test
   void notesPrintTheControlPlaneStanzaAndWhatUninstallLeaves() throws Exception {
     var notes = notes(List.of("controlPlane.enabled=true"));
-    for (var line : Files.readAllLines(Path.of("manifests/control-plane/kube-scheduler-config.yaml"))) {
+    for (var line : Chart.file("files/kube-scheduler-config.yaml").split("\n")) {
       assertThat(notes).contains(line.isBlank() ? "" : "  " + line);
     }
-    assertThat(notes)
-        .contains("helm uninstall first removes the webhook configurations (a pre-delete\nhook), then the rest; it leaves the service's CA and certificate (Secret gpu-admission-tls), the placement Lease (gpu-admission-placement) and the namespace");
-    assertThat(notes(List.of("certificates.mode=cert-manager"))).doesNotContain("extenders:").contains("it leaves cert-manager's Secrets gpu-admission-ca and gpu-admission-tls,");
+    assertThat(notes).contains("""
+        hook), then the rest. It leaves what is made at run time (Secrets gpu-admission-tls, gpu-scheduler-client;
+        Leases gpu-admission-placement) and the namespace:
+          kubectl -n gpu-admission delete secret gpu-admission-tls gpu-scheduler-client --ignore-not-found
+          kubectl -n gpu-admission delete lease gpu-admission-placement --ignore-not-found
+          kubectl delete namespace gpu-admission    # once nothing else lives there
+        """);
+    assertThat(notes(List.of("certificates.mode=cert-manager", "scheduler.enabled=true", "namespace.create=true"))).doesNotContain("extenders:", "delete namespace")
+        .contains("(Secrets gpu-admission-ca, gpu-admission-tls, gpu-scheduler-client;\nLeases gpu-admission-placement, gpu-scheduler):");
   }
 
   private static String notes(List<String> values) throws Exception {
@@ -243,7 +299,7 @@ class ChartTest {
     for (var name : List.of("Chart.yaml", "values.yaml", "values.schema.json")) {
       Files.createSymbolicLink(copy.resolve(name), source.resolve(name));
     }
-    Files.createSymbolicLink(copy.resolve("manifests"), Path.of("manifests").toAbsolutePath());
+    Files.createSymbolicLink(copy.resolve("files"), source.resolve("files"));
     try (var templates = Files.list(source.resolve("templates"))) {
       for (var template : templates.filter(t -> t.getFileName().toString().startsWith("_")).toList()) {
         Files.createSymbolicLink(copy.resolve("templates").resolve(template.getFileName()), template);

@@ -124,12 +124,12 @@ class ManifestsTest {
   @Test
   void deploymentRunsTwoHardenedReplicasWithProbesOnTheTlsPort() throws IOException {
     var objects = load("base/deployment.yaml");
-    var deployment = (Deployment) objects.get(0);
+    var deployment = (Deployment) objects.stream().filter(Deployment.class::isInstance).findFirst().orElseThrow();
     var container = deployment.getSpec().getTemplate().getSpec().getContainers().get(0);
 
     assertThat(objects)
         .extracting(HasMetadata::getKind)
-        .containsExactly("Deployment", "PodDisruptionBudget", "Service");
+        .containsExactlyInAnyOrder("Deployment", "PodDisruptionBudget", "Service");
     assertThat(deployment.getSpec().getReplicas()).isEqualTo(2);
     assertThat(deployment.getSpec().getTemplate().getSpec().getAffinity().getPodAntiAffinity())
         .isNotNull();
