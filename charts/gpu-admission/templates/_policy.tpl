@@ -108,6 +108,14 @@ scheduling:
 feasibility:
   onInfeasible: refuse
   scaleFromZeroModels: []
+
+# Team quotas from the ElasticQuotaTree in kube-system (docs/quotas.md). enabled: false ignores the
+# tree (where ACK's own capacity scheduling enforces it: one tree, one enforcer). onNeverFits: a pod
+# or workload asking more than its quota leaf's max, which can never run: refuse it at apply, or
+# warn and admit it.
+quotas:
+  enabled: true
+  onNeverFits: warn
 {{ end -}}
 
 {{- /* With scheduler.enabled: GPU pods go to the second scheduler; every other key the default's. */ -}}
@@ -271,7 +279,8 @@ variable names, allocator.topologies matrices and fgdWorkload asks, YAML aliases
   (list "topology.onConflict" $p.topology.onConflict (list "refuse" "skip"))
   (list "failureMode.gpuPods" $p.failureMode.gpuPods (list "open" "closed"))
   (list "failureMode.otherPods" $p.failureMode.otherPods (list "open" "closed"))
-  (list "feasibility.onInfeasible" $p.feasibility.onInfeasible (list "refuse" "warn")) -}}
+  (list "feasibility.onInfeasible" $p.feasibility.onInfeasible (list "refuse" "warn"))
+  (list "quotas.onNeverFits" $p.quotas.onNeverFits (list "refuse" "warn")) -}}
 {{- range $enums -}}
   {{- $value := index . 1 -}}
   {{- if not (has (toString $value) (last .)) -}}

@@ -7,7 +7,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
-/** Settings of the node agent ({@code gpu-admission.mode=node-agent}); the DaemonSet sets the node's name. */
+/** Settings of the node agent; the DaemonSet sets the node's name. */
 @ConfigMapping(prefix = "gpu-admission.node-agent")
 public interface NodeAgentConfig {
   /** The node this agent runs on (the DaemonSet passes {@code spec.nodeName}). */
