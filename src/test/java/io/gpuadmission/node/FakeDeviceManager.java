@@ -53,7 +53,8 @@ import java.util.concurrent.TimeUnit;
  * topology manager policy (no NUMA hint): every device is "no affinity". What containers hold is
  * then what PodResources lists (regular containers and sidecars, not plain init containers).
  * {@link #restart} is a kubelet restart: it empties the directory but for its checkpoint, keeping
- * the allocations, and serves a new kubelet.sock.
+ * the allocations, and serves a new kubelet.sock; {@link #crash} and {@link #startAgain} the same
+ * with a dead kubelet's socket file left in between.
  */
 final class FakeDeviceManager implements AutoCloseable {
   private final Path dir;
@@ -65,6 +66,9 @@ final class FakeDeviceManager implements AutoCloseable {
   private volatile DevicePluginOptions options;
   private volatile List<io.gpuadmission.node.deviceplugin.v1beta1.Device> devices = List.of();
   private final List<String> registrations = new CopyOnWriteArrayList<>();
+  /** When each registration was answered, and when kubelet.sock last started listening (System.nanoTime). */
+  private final List<Long> registeredAt = new CopyOnWriteArrayList<>();
+  private volatile long listeningSince;
   /** Pod key to container name to devices (the checkpoint). */
   private final Map<String, Map<String, List<String>>> podDevices = new LinkedHashMap<>();
   private final Map<String, Set<String>> plainInit = new HashMap<>();
@@ -124,13 +128,20 @@ final class FakeDeviceManager implements AutoCloseable {
               }
               registrations.add(request.getResourceName() + " " + request.getEndpoint() + " preferred="
                   + request.getOptions().getGetPreferredAllocationAvailable());
+              registeredAt.add(System.nanoTime());
               response.onNext(Empty.getDefaultInstance());
               response.onCompleted();
             }
           }).build().start();
+      listeningSince = System.nanoTime();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /** How long after kubelet.sock last started listening the last registration was answered. */
+  java.time.Duration lastRegistrationAfterListening() {
+    return java.time.Duration.ofNanos(registeredAt.getLast() - listeningSince);
   }
 
   private void connect(Path endpoint) {
@@ -172,6 +183,24 @@ final class FakeDeviceManager implements AutoCloseable {
   /** The kubelet restarts: its directory is emptied but for the checkpoint, and a new kubelet.sock appears. */
   synchronized void restart() {
     stop();
+    startAgain();
+  }
+
+  /**
+   * The kubelet is killed: its server and its connection to the plugin go (the plugin's
+   * ListAndWatch ends), its socket file stays behind with nobody listening on it.
+   */
+  synchronized void crash() {
+    stop();
+    try (var stale = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+      stale.bind(java.net.UnixDomainSocketAddress.of(socket()));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The kubelet starts (after {@link #crash}): as at every start, it empties the directory but for its checkpoint, then listens. */
+  synchronized void startAgain() {
     try (var files = Files.list(dir)) {
       for (var file : files.toList()) {
         if (!file.getFileName().toString().equals("kubelet_internal_checkpoint")) {
