@@ -27,9 +27,9 @@ import org.jboss.logging.Logger;
 /**
  * Node-agent mode ({@code GPU_ADMISSION_MODE=node-agent}, the DaemonSet) without Quarkus: it runs
  * on every GPU node, on the path of every GPU container start, so it builds only what the agent
- * uses (its configuration, its own small API server client ({@link ApiServer}), the kubelet's
- * PodResources client, the device plugin and the health listener), none of the webhook's CDI beans,
- * REST layer, metrics, TLS or fabric8. The same
+ * uses (its configuration, a small API server client on the JDK's HTTP client ({@link ApiServer}),
+ * the kubelet's PodResources client and the device plugin on grpc-java, the health listener), none
+ * of the webhook's CDI beans, REST layer, metrics, TLS listener or fabric8. The same
  * artifact starts it: {@code io.gpuadmission.mode.GpuAdmissionMain} hands this mode here before
  * Quarkus would start.
  *
