@@ -349,7 +349,9 @@ class DevicePluginTest {
   /**
    * A kubelet killed and started again (issue 41: the first registration after it waited out a
    * 10 s deadline): the agent's rounds meet the dead kubelet's socket in between, and the plugin
-   * is registered with the new kubelet within a second of its listening, then serves it.
+   * is registered with the new kubelet within a second of its listening, then serves it. (A plugin
+   * socket made before the new kubelet empties its directory is deleted, and the kubelet then
+   * waits its 10 s dial on it before it answers Register.)
    */
   @Test
   void aKubeletStartedAgainAfterACrashHasThePluginRegisteredWithinASecond() throws Exception {

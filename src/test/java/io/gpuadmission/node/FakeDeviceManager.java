@@ -43,8 +43,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The kubelet's device manager (kubernetes pkg/kubelet/cm/devicemanager, v1.32) as the device
  * plugin meets it: a Registration server on {@code kubelet.sock} in the device-plugins directory
- * that, on Register, checks the version and resource name, connects to the plugin's socket, asks
- * GetDevicePluginOptions and opens ListAndWatch; and {@link #admit}, which allocates a pod's
+ * that, on Register, checks the version and resource name, connects to the plugin's socket (waiting
+ * up to 10 s for it to accept, as the kubelet's blocking dial), asks GetDevicePluginOptions and
+ * opens ListAndWatch; and {@link #admit}, which allocates a pod's
  * containers as {@code ManagerImpl.Allocate} does: init containers first, each taking devices an
  * earlier plain init container held first (in Go's random set order: no preference asked when
  * they suffice), then GetPreferredAllocation({@code available ∪ reused}, {@code reused}, the
@@ -150,7 +151,10 @@ final class FakeDeviceManager implements AutoCloseable {
     }
     plugin = NettyChannelBuilder.forAddress(new DomainSocketAddress(endpoint.toString())).eventLoopGroup(loop)
         .channelType(EpollDomainSocketChannel.class).usePlaintext().overrideAuthority("localhost").build();
-    options = DevicePluginGrpc.newBlockingStub(plugin).withDeadlineAfter(5, TimeUnit.SECONDS).getDevicePluginOptions(Empty.getDefaultInstance());
+    // plugin/v1beta1 client.go dial: grpc.WithBlock() with a 10 s timeout, so a plugin socket that
+    // does not accept (deleted, or not listening yet) holds Register's answer for up to 10 s.
+    options = DevicePluginGrpc.newBlockingStub(plugin).withWaitForReady().withDeadlineAfter(10, TimeUnit.SECONDS)
+        .getDevicePluginOptions(Empty.getDefaultInstance());
     var channel = plugin;
     // Outside the Register call's context (the kubelet's client runs with context.Background()):
     // the stream must outlive that call.
