@@ -3,7 +3,7 @@ package io.gpuadmission.node;
 import io.gpuadmission.node.api.ApiServer;
 import io.gpuadmission.node.podresources.v1.AllocatableResourcesResponse;
 import io.gpuadmission.contract.GpuAnnotations;
-import io.gpuadmission.node.grpc.GrpcException;
+import io.grpc.StatusRuntimeException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -154,7 +154,7 @@ public final class NodeAgent implements AutoCloseable {
     Map<String, PodGpus> held;
     try {
       held = KubeletAllocations.of(kubelet.list(), settings.resources(), index);
-    } catch (GrpcException e) {
+    } catch (StatusRuntimeException e) {
       plugin.ifPresent(p -> p.round(Optional.empty()));
       var problem = kubelet.problem(e);
       if (kubeletProblem == null) {
@@ -221,7 +221,7 @@ public final class NodeAgent implements AutoCloseable {
     AllocatableResourcesResponse devices;
     try {
       devices = kubelet.allocatable();
-    } catch (GrpcException e) {
+    } catch (StatusRuntimeException e) {
       LOG.debugf("GetAllocatableResources: %s", kubelet.problem(e));
       return;
     }

@@ -11,9 +11,9 @@ import org.jboss.logmanager.handlers.ConsoleHandler;
 /**
  * The node agent's log without Quarkus: one line a record on stdout, in server mode's format, with
  * the levels application.properties and the environment give ({@code quarkus.log.level}, {@code
- * quarkus.log.category."NAME".level}, {@code quarkus.log.console.format}), so that what the
- * properties quiet (Netty's keep-alive warning on Unix sockets)
- * stays quiet here too.
+ * quarkus.log.category."NAME".level}, {@code quarkus.log.console.format}). Netty's bootstrap says
+ * only errors unless they say otherwise: grpc-java asks every connection for TCP keep-alive, which
+ * a Unix socket does not have, and Netty would warn of it at each connection the kubelet makes.
  *
  * <p>jboss-logmanager carries every library's log (jboss-logging, JUL), as in server mode.
  */
@@ -37,6 +37,7 @@ final class NodeAgentLogging {
     var console = new ConsoleHandler(ConsoleHandler.Target.SYSTEM_OUT, new PatternFormatter(format));
     var root = context.getLogger("");
     root.setLevel(config.flatMap(c -> c.getOptionalValue("quarkus.log.level", String.class)).map(NodeAgentLogging::level).orElse(Level.INFO));
+    context.getLogger("io.netty.bootstrap").setLevel(Level.SEVERE);
     config.ifPresent(c -> {
       for (var name : c.getPropertyNames()) {
         var category = CATEGORY.matcher(name);

@@ -26,9 +26,10 @@ import org.jboss.logging.Logger;
 /**
  * The node agent's program (the DaemonSet's: {@code java -jar node-agent.jar}, this module's
  * target/node-agent/): it runs on every GPU node, on the path of every GPU container start, so it
- * is built of only what the agent uses (its configuration, its own small API server client ({@link
- * ApiServer}), the kubelet's PodResources client, the device plugin and the health listener), none
- * of the server's Quarkus, REST layer, metrics, TLS or fabric8.
+ * is built of only what the agent uses (its configuration, a small API server client on the JDK's
+ * HTTP client ({@link ApiServer}), the kubelet's PodResources client and the device plugin on
+ * grpc-java, the health listener), none of the server's Quarkus, REST layer, metrics, TLS or
+ * fabric8.
  *
  * <p>Its settings are {@link NodeAgentConfig}'s, read by SmallRye Config (the library Quarkus
  * reads them with) from system properties, the environment ({@code GPU_ADMISSION_NODE_AGENT_*})

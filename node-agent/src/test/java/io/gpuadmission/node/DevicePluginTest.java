@@ -346,6 +346,46 @@ class DevicePluginTest {
     assertThat(visible(pod, "pytorch")).isEqualTo(uuids(0, 3));
   }
 
+  /**
+   * A kubelet killed and started again (issue 41: the first registration after it waited out a
+   * 10 s deadline): the agent's rounds meet the dead kubelet's socket in between, and the plugin
+   * is registered with the new kubelet within a second of its listening, then serves it. (A plugin
+   * socket made before the new kubelet empties its directory is deleted, and the kubelet then
+   * waits its 10 s dial on it before it answers Register.)
+   */
+  @Test
+  void aKubeletStartedAgainAfterACrashHasThePluginRegisteredWithinASecond() throws Exception {
+    var agent = agent();
+    kubelet.crash();
+    var stop = new java.util.concurrent.atomic.AtomicBoolean();
+    // The agent's rounds, as its timer runs them (here every 200 ms): they see the ListAndWatch gone.
+    var rounds = Thread.ofPlatform().daemon().start(() -> {
+      while (!stop.get()) {
+        agent.round();
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    });
+    try {
+      Thread.sleep(700);
+
+      kubelet.startAgain();
+
+      await().atMost(Duration.ofSeconds(30)).until(() -> kubelet.registrations().size() == 2 && kubelet.devices().size() == 8);
+      assertThat(kubelet.lastRegistrationAfterListening()).isLessThan(Duration.ofSeconds(1));
+    } finally {
+      stop.set(true);
+      rounds.join(20_000);
+    }
+    var pod = bound("bert-worker-0", List.of(), List.of(container("pytorch", 2)), "gpu-admission.io/gpu-indices", "0,3");
+    seen(agent, pod);
+    kubelet.admit(pod);
+    assertThat(visible(pod, "pytorch")).isEqualTo(uuids(0, 3));
+  }
+
   @Test
   void aListAndWatchThatEndsIsFollowedByAnotherRegistrationWithTheSameKubelet() {
     var agent = agent();

@@ -43,8 +43,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The kubelet's device manager (kubernetes pkg/kubelet/cm/devicemanager, v1.32) as the device
  * plugin meets it: a Registration server on {@code kubelet.sock} in the device-plugins directory
- * that, on Register, checks the version and resource name, connects to the plugin's socket, asks
- * GetDevicePluginOptions and opens ListAndWatch; and {@link #admit}, which allocates a pod's
+ * that, on Register, checks the version and resource name, connects to the plugin's socket (waiting
+ * up to 10 s for it to accept, as the kubelet's blocking dial), asks GetDevicePluginOptions and
+ * opens ListAndWatch; and {@link #admit}, which allocates a pod's
  * containers as {@code ManagerImpl.Allocate} does: init containers first, each taking devices an
  * earlier plain init container held first (in Go's random set order: no preference asked when
  * they suffice), then GetPreferredAllocation({@code available ∪ reused}, {@code reused}, the
@@ -53,7 +54,8 @@ import java.util.concurrent.TimeUnit;
  * topology manager policy (no NUMA hint): every device is "no affinity". What containers hold is
  * then what PodResources lists (regular containers and sidecars, not plain init containers).
  * {@link #restart} is a kubelet restart: it empties the directory but for its checkpoint, keeping
- * the allocations, and serves a new kubelet.sock.
+ * the allocations, and serves a new kubelet.sock; {@link #crash} and {@link #startAgain} the same
+ * with a dead kubelet's socket file left in between.
  */
 final class FakeDeviceManager implements AutoCloseable {
   private final Path dir;
@@ -65,6 +67,9 @@ final class FakeDeviceManager implements AutoCloseable {
   private volatile DevicePluginOptions options;
   private volatile List<io.gpuadmission.node.deviceplugin.v1beta1.Device> devices = List.of();
   private final List<String> registrations = new CopyOnWriteArrayList<>();
+  /** When each registration was answered, and when kubelet.sock last started listening (System.nanoTime). */
+  private final List<Long> registeredAt = new CopyOnWriteArrayList<>();
+  private volatile long listeningSince;
   /** Pod key to container name to devices (the checkpoint). */
   private final Map<String, Map<String, List<String>>> podDevices = new LinkedHashMap<>();
   private final Map<String, Set<String>> plainInit = new HashMap<>();
@@ -124,13 +129,20 @@ final class FakeDeviceManager implements AutoCloseable {
               }
               registrations.add(request.getResourceName() + " " + request.getEndpoint() + " preferred="
                   + request.getOptions().getGetPreferredAllocationAvailable());
+              registeredAt.add(System.nanoTime());
               response.onNext(Empty.getDefaultInstance());
               response.onCompleted();
             }
           }).build().start();
+      listeningSince = System.nanoTime();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /** How long after kubelet.sock last started listening the last registration was answered. */
+  java.time.Duration lastRegistrationAfterListening() {
+    return java.time.Duration.ofNanos(registeredAt.getLast() - listeningSince);
   }
 
   private void connect(Path endpoint) {
@@ -139,7 +151,10 @@ final class FakeDeviceManager implements AutoCloseable {
     }
     plugin = NettyChannelBuilder.forAddress(new DomainSocketAddress(endpoint.toString())).eventLoopGroup(loop)
         .channelType(EpollDomainSocketChannel.class).usePlaintext().overrideAuthority("localhost").build();
-    options = DevicePluginGrpc.newBlockingStub(plugin).withDeadlineAfter(5, TimeUnit.SECONDS).getDevicePluginOptions(Empty.getDefaultInstance());
+    // plugin/v1beta1 client.go dial: grpc.WithBlock() with a 10 s timeout, so a plugin socket that
+    // does not accept (deleted, or not listening yet) holds Register's answer for up to 10 s.
+    options = DevicePluginGrpc.newBlockingStub(plugin).withWaitForReady().withDeadlineAfter(10, TimeUnit.SECONDS)
+        .getDevicePluginOptions(Empty.getDefaultInstance());
     var channel = plugin;
     // Outside the Register call's context (the kubelet's client runs with context.Background()):
     // the stream must outlive that call.
@@ -172,6 +187,24 @@ final class FakeDeviceManager implements AutoCloseable {
   /** The kubelet restarts: its directory is emptied but for the checkpoint, and a new kubelet.sock appears. */
   synchronized void restart() {
     stop();
+    startAgain();
+  }
+
+  /**
+   * The kubelet is killed: its server and its connection to the plugin go (the plugin's
+   * ListAndWatch ends), its socket file stays behind with nobody listening on it.
+   */
+  synchronized void crash() {
+    stop();
+    try (var stale = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+      stale.bind(java.net.UnixDomainSocketAddress.of(socket()));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The kubelet starts (after {@link #crash}): as at every start, it empties the directory but for its checkpoint, then listens. */
+  synchronized void startAgain() {
     try (var files = Files.list(dir)) {
       for (var file : files.toList()) {
         if (!file.getFileName().toString().equals("kubelet_internal_checkpoint")) {

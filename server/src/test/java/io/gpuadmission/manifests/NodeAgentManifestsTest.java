@@ -196,8 +196,8 @@ class NodeAgentManifestsTest {
   }
 
   /**
-   * The DaemonSet's JVM options (JAVA_OPTS_APPEND) start this JDK, with the interpreter only and no
-   * CDS archive as they say: an option the JVM refuses would stop the agent at every start.
+   * The DaemonSet's JVM options (JAVA_OPTS_APPEND) start this JDK, with the JIT and the JDK's CDS
+   * archive as they say: an option the JVM refuses would stop the agent at every start.
    */
   @Test
   void theAgentsJvmOptionsStartThisJdkAsTheySay() throws Exception {
@@ -208,6 +208,6 @@ class NodeAgentManifestsTest {
     var process = new ProcessBuilder(command).redirectErrorStream(true).start();
     var out = new String(process.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     assertThat(process.waitFor()).as(out).isZero();
-    assertThat(out).contains("interpreted mode").doesNotContain("sharing");
+    assertThat(out).contains("mixed mode").contains("sharing").doesNotContain("WARNING");
   }
 }

@@ -8,6 +8,9 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,12 +22,17 @@ import java.util.Optional;
 import javax.net.ssl.SSLContext;
 
 /**
- * The node agent's client of the API server: plain requests over HTTP/1.1 ({@link Http1Client}),
- * bodies read as Jackson trees ({@link Json}). Hand-written rather than fabric8 (the project's client everywhere
- * else) for its footprint: the agent runs on every GPU node and makes five kinds of call (list and
- * watch its node's pods and one ConfigMap, get its Node, merge-patch a pod, create an Event), and
- * fabric8 with Vert.x and the model's databinding cost it ~2,400 classes and ~39 MiB of resident
- * memory (bench/README.md, "Node agent").
+ * The node agent's client of the API server: the JDK's {@link HttpClient} (HTTP/1.1, TLS with the
+ * service account's CA and the host name checked), bodies read as Jackson trees ({@link Json}).
+ * Not fabric8 (the project's client everywhere else): the agent runs on every GPU node and makes
+ * five kinds of call (list and watch its node's pods and one ConfigMap, get its Node, merge-patch a
+ * pod, create an Event), and fabric8 with Vert.x and the model's databinding cost it ~2,400 classes
+ * and ~39 MiB of resident memory (bench/README.md, "Node agent").
+ *
+ * <p>Every call is bounded: the connect, TLS handshake and response head by the call's timeout
+ * (the request's timeout, however slowly a server trickles bytes), a body (not a watch's) by
+ * {@link #BODY_TIMEOUTS} times it and by {@link #MAX_BODY} bytes ({@link BoundedBody}), a watch's
+ * lines by {@link #MAX_EVENT} characters ({@link LineLimit}).
  *
  * <p>Where it is: in a pod, {@code https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT}
  * with the service account's CA and token (the token file read again whenever it changes: bound
@@ -35,15 +43,19 @@ public final class ApiServer implements AutoCloseable {
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
   /** The longest watch event line read. */
   static final int MAX_EVENT = 4 * 1024 * 1024;
+  /** A body (not a watch's) larger than this is not an answer the agent asks for: a page of 500 pods is a few MiB. */
+  static final long MAX_BODY = 16L * 1024 * 1024;
+  /** A body (not a watch's) must arrive within this many times the call's timeout: a list of hundreds of pods is parsed as it comes. */
+  static final int BODY_TIMEOUTS = 6;
   /** An error answer is read this far for its Status message. */
   private static final int ERROR_BODY = 64 * 1024;
 
   private final URI base;
-  private final Http1Client http;
+  private final HttpClient http;
   private final Optional<ServiceAccountToken> token;
   private final Duration requestTimeout;
 
-  ApiServer(URI base, Http1Client http, Optional<ServiceAccountToken> token, Duration requestTimeout) {
+  ApiServer(URI base, HttpClient http, Optional<ServiceAccountToken> token, Duration requestTimeout) {
     this.base = base;
     this.http = http;
     this.token = token;
@@ -70,8 +82,14 @@ public final class ApiServer implements AutoCloseable {
     if ("https".equals(base.getScheme())) {
       tls = trustCerts ? trustingAll() : Files.isReadable(ca) ? ServerTrust.caFile(ca) : ServerTrust.jdkDefault();
     }
-    var http = new Http1Client(tls == null ? null : tls.getSocketFactory(), !trustCerts, CONNECT_TIMEOUT);
-    return new ApiServer(base, http, Files.exists(tokenFile) ? Optional.of(new ServiceAccountToken(tokenFile)) : Optional.empty(),
+    var http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(CONNECT_TIMEOUT)
+        .followRedirects(HttpClient.Redirect.NEVER);
+    if (tls != null) {
+      // The host name is checked against the certificate (RFC 2818) by the JDK's trust manager;
+      // trust-certs trusts any certificate for any name (TrustAnyCertificate).
+      http.sslContext(tls);
+    }
+    return new ApiServer(base, http.build(), Files.exists(tokenFile) ? Optional.of(new ServiceAccountToken(tokenFile)) : Optional.empty(),
         requestTimeout);
   }
 
@@ -111,7 +129,7 @@ public final class ApiServer implements AutoCloseable {
    */
   public BufferedReader watch(String path) {
     // The timeout ends with the response's head: the body may be silent for the watch's whole length.
-    var response = exchange("GET", path, null, null, true);
+    var response = exchange("GET", path, null, null);
     checked(response, path);
     return new WatchLines(response.body());
   }
@@ -119,7 +137,8 @@ public final class ApiServer implements AutoCloseable {
   /**
    * A watch's lines, each at most {@link #MAX_EVENT} characters (an object is at most ~1.5 MiB,
    * etcd's limit; a line without end must not fill the agent's small heap); {@link #close} closes
-   * the connection before it takes the reader's lock, which a waiting read holds.
+   * the body (and with it the connection) before it takes the reader's lock, which a waiting read
+   * holds: that ends the read.
    */
   private static final class WatchLines extends BufferedReader {
     private final InputStream body;
@@ -141,45 +160,58 @@ public final class ApiServer implements AutoCloseable {
     return URLEncoder.encode(value, StandardCharsets.UTF_8);
   }
 
-  private Http1Client.Response send(String method, String path, String contentType, byte[] body) {
-    var response = exchange(method, path, contentType, body, false);
+  private HttpResponse<InputStream> send(String method, String path, String contentType, byte[] body) {
+    var response = exchange(method, path, contentType, body);
     checked(response, path);
     return response;
   }
 
-  /** The response when 2xx; else the body's Status message, as an {@link ApiException}. */
-  private static void checked(Http1Client.Response response, String path) {
-    if (response.status() / 100 == 2) {
+  /** Nothing when the answer is 2xx; else the body's Status message, as an {@link ApiException}. */
+  private static void checked(HttpResponse<InputStream> response, String path) {
+    if (response.statusCode() / 100 == 2) {
       return;
     }
     byte[] body;
-    try (response) {
-      body = response.body().readNBytes(ERROR_BODY);
+    try (var in = response.body()) {
+      body = in.readNBytes(ERROR_BODY);
     } catch (IOException e) {
       body = new byte[0];
     }
-    throw refused(response.status(), body, path);
+    throw refused(response.statusCode(), body, path);
   }
 
-  private Http1Client.Response exchange(String method, String path, String contentType, byte[] body, boolean streaming) {
+  private HttpResponse<InputStream> exchange(String method, String path, String contentType, byte[] body) {
     var uri = URI.create(base + path);
     try {
-      var response = http.exchange(method, uri, headers(contentType), body, requestTimeout, streaming);
-      if (response.status() == 401 && token.isPresent()) {
+      var response = http.send(request(method, uri, contentType, body), HttpResponse.BodyHandlers.ofInputStream());
+      if (response.statusCode() == 401 && token.isPresent()) {
         // The token may have been replaced since it was read (an expired bound token): once more, read afresh.
-        response.close();
+        response.body().close();
         token.get().refused();
-        response = http.exchange(method, uri, headers(contentType), body, requestTimeout, streaming);
+        response = http.send(request(method, uri, contentType, body), HttpResponse.BodyHandlers.ofInputStream());
       }
       return response;
     } catch (IOException e) {
-      throw new ApiException(path + ": " + describe(e), e);
+      throw new ApiException(path + ": " + describe(e, uri), e);
+    } catch (InterruptedException e) {
+      // Its watch closed: the thread ends.
+      Thread.currentThread().interrupt();
+      throw new ApiException(path + ": interrupted", e);
     }
+  }
+
+  /** The request, its timeout bounding the connect, the TLS handshake and the answer's head. */
+  private HttpRequest request(String method, URI uri, String contentType, byte[] body) {
+    var request = HttpRequest.newBuilder(uri).timeout(requestTimeout)
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+    headers(contentType).forEach(request::header);
+    return request.build();
   }
 
   private Map<String, String> headers(String contentType) {
     var headers = new LinkedHashMap<String, String>();
     headers.put("Accept", "application/json");
+    headers.put("User-Agent", "gpu-admission-node-agent");
     if (contentType != null) {
       headers.put("Content-Type", contentType);
     }
@@ -187,11 +219,11 @@ public final class ApiServer implements AutoCloseable {
     return headers;
   }
 
-  private static JsonNode tree(Http1Client.Response response, String path) {
-    try (response) {
-      return Json.read(response.body());
+  private JsonNode tree(HttpResponse<InputStream> response, String path) {
+    try (var body = new BoundedBody(response.body(), MAX_BODY, requestTimeout.multipliedBy(BODY_TIMEOUTS))) {
+      return Json.read(body);
     } catch (IOException e) {
-      throw new ApiException(response.status(), "unreadable answer from the API server for " + path + ": " + e.getMessage());
+      throw new ApiException(response.statusCode(), "unreadable answer from the API server for " + path + ": " + e.getMessage());
     }
   }
 
@@ -213,17 +245,18 @@ public final class ApiServer implements AutoCloseable {
     return new ApiException(code, message + " (HTTP " + code + ")");
   }
 
-  private static String describe(IOException e) {
+  private static String describe(IOException e, URI uri) {
     var message = e.getMessage();
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof java.nio.channels.UnresolvedAddressException || cause instanceof java.net.UnknownHostException) {
+        return "cannot resolve the host name " + uri.getHost();
+      }
+    }
     if (e instanceof java.net.ConnectException) {
       return "connection refused" + (message == null || message.isBlank() ? "" : " (" + message + ")");
     }
-    if (e instanceof java.net.SocketTimeoutException) {
-      return message == null || message.isBlank() || message.equals("Read timed out") || message.equals("Connect timed out")
-          ? "no answer in time" : message;
-    }
-    if (e instanceof java.net.UnknownHostException) {
-      return "cannot resolve the host name " + message;
+    if (e instanceof java.net.http.HttpTimeoutException) {
+      return "no answer in time";
     }
     if (e instanceof javax.net.ssl.SSLException && message != null) {
       // The JDK's words without its alert name and exception class names: "(certificate_unknown) PKIX
@@ -242,9 +275,9 @@ public final class ApiServer implements AutoCloseable {
     }
   }
 
-  /** Closes the connection kept for the next call; a watch's connection closes with its reader. */
+  /** Closes the client's connections at once (a watch's reader then ends). */
   @Override
   public void close() {
-    http.close();
+    http.shutdownNow();
   }
 }

@@ -6,10 +6,9 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The node agent's one timer thread, for every deadline it keeps: its gRPC's (a client call's, a
- * server connection's preface, idle and drain limits) and its API client's (a request's answer, a
- * watch the server should have ended). Its tasks only close connections or queue work elsewhere,
- * never write to a socket or wait, so that no peer can stall the others' deadlines.
+ * The node agent's one timer thread for the deadlines of its API client (an answer's body, a watch
+ * the server should have ended; grpc-java keeps the kubelet calls' own). Its tasks only close
+ * connections, never write to a socket or wait, so that no peer can stall the others' deadlines.
  */
 public final class DeadlineTimer {
   private static final ScheduledThreadPoolExecutor TIMER = timer();
