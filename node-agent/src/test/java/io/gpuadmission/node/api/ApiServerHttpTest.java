@@ -5,8 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
-import io.gpuadmission.support.SchedulerCaller;
-import io.gpuadmission.tls.Pem;
+import io.gpuadmission.testing.DevCertificates;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -226,7 +225,7 @@ class ApiServerHttpTest {
 
   @Test
   void overHttpsTheServiceAccountsCaIsTrustedAndTheHostNameChecked() throws Exception {
-    Files.copy(Path.of("certs/dev/ca.crt"), serviceAccount.resolve("ca.crt"));
+    Files.copy(DevCertificates.DIR.resolve("ca.crt"), serviceAccount.resolve("ca.crt"));
     var server = httpsServer(new InetSocketAddress(0), "{\"kind\":\"Node\"}");
     var port = server.getAddress().getPort();
 
@@ -246,7 +245,7 @@ class ApiServerHttpTest {
   @Test
   void overHttpsACertificateFromAnotherCaIsRefused() throws Exception {
     // The scheduler's client certificate is its own CA's, not the one that signed the server's.
-    Files.copy(Path.of("certs/dev/scheduler.crt"), serviceAccount.resolve("ca.crt"));
+    Files.copy(DevCertificates.DIR.resolve("scheduler.crt"), serviceAccount.resolve("ca.crt"));
     var server = httpsServer(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), "{}");
 
     assertThatThrownBy(() -> api("https://127.0.0.1:" + server.getAddress().getPort(), TIMEOUT).get("/api/v1/nodes/gpu-1"))
@@ -256,8 +255,7 @@ class ApiServerHttpTest {
 
   private HttpsServer httpsServer(InetSocketAddress address, String json) throws Exception {
     var server = HttpsServer.create(address, 10);
-    server.setHttpsConfigurator(new HttpsConfigurator(SchedulerCaller.context(
-        Pem.readCertificates(Files.readString(Path.of("certs/dev/tls.crt"))), Pem.readPrivateKey(Files.readString(Path.of("certs/dev/tls.key"))))));
+    server.setHttpsConfigurator(new HttpsConfigurator(DevCertificates.serving()));
     server.createContext("/", exchange -> {
       var body = json.getBytes(StandardCharsets.UTF_8);
       exchange.sendResponseHeaders(200, body.length);
