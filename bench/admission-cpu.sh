@@ -5,7 +5,7 @@
 # keep-alive saturation per (endpoint, fixture) with ../shared/bench/webhook-bench.sh (wrk pinned
 # to the other CPU) and divides the server's CPU time (/proc) by the requests served.
 #   bench/admission-cpu.sh [java options...]
-# Env: GPU_ADMISSION_PORT (8443), BENCH_HARNESS (../shared/bench), BENCH_DURATION (10),
+# Env: QUARKUS_HTTP_SSL_PORT (8443), BENCH_HARNESS (../shared/bench), BENCH_DURATION (10),
 # BENCH_WARMUP (60 s, split over the runs: the JIT runs on the same CPU), APP_DIR (server/target/quarkus-app),
 # BENCH_FLOOR (1; 0 skips the floor), FLOOR_PORT (18843).
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
@@ -15,7 +15,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/.mvn/jdk25.sh"
 java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 harness="${BENCH_HARNESS:-$root/../shared/bench}"
-port="${GPU_ADMISSION_PORT:-8443}"
+port="${QUARKUS_HTTP_SSL_PORT:-8443}"
 duration="${BENCH_DURATION:-10}"
 warmup="${BENCH_WARMUP:-60}"
 app_dir="${APP_DIR:-$root/server/target/quarkus-app}"

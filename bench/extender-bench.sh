@@ -11,7 +11,7 @@
 #    the same body first, then /extender/filter and /extender/prioritize: a warm-up, a keep-alive
 #    saturation run (server CPU per request from /proc), a fixed-rate run (latency percentiles),
 #    each with the GC pauses the server logged during it; then the server is stopped.
-# Needs `./mvnw -B -DskipTests package` first. Ports: server $GPU_ADMISSION_PORT (8443), API
+# Needs `./mvnw -B -DskipTests package` first. Ports: server $QUARKUS_HTTP_SSL_PORT (8443), API
 # BENCH_API_PORT and floor FLOOR_PORT (default: free ports picked at start). Knobs: BENCH_RATE (25 req/s),
 # BENCH_RATE_DURATION (20 s), BENCH_SAT_DURATION (10 s), BENCH_WARMUP (15 s per endpoint),
 # BENCH_CONNECTIONS (2), BENCH_JAVA_OPTS (-Xmx512m), BENCH_FLOOR (1; 0 skips the floor).
@@ -24,7 +24,7 @@ java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 shared="${BENCH_HARNESS:-$root/../shared/bench}"
 nodes="${1:-5000}"
 gpu_pods="${2:-20000}"
-port="${GPU_ADMISSION_PORT:-8443}"
+port="${QUARKUS_HTTP_SSL_PORT:-8443}"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 api_port="${BENCH_API_PORT:-$(free_port)}"
 floor_port="${FLOOR_PORT:-$(free_port)}"

@@ -6,7 +6,7 @@
 # run-peers.sh floor. Bounded (gives up on readiness after 60 s); stops what it started.
 #   bench/jvm-settings.sh LABEL [java options...]
 #   e.g. bench/jvm-settings.sh c1 -XX:+UseSerialGC -Xmx96m -XX:TieredStopAtLevel=1 -XX:SharedArchiveFile=app-cds.jsa
-# Env: GPU_ADMISSION_PORT (8443), APP_DIR (server/target/quarkus-app), BENCH_HARNESS (../shared/bench),
+# Env: QUARKUS_HTTP_SSL_PORT (8443), APP_DIR (server/target/quarkus-app), BENCH_HARNESS (../shared/bench),
 # BENCH_NMT=1: also native memory tracking (costs ~4 MiB itself) and, at the end, what the JVM has
 # committed per area (MiB), its loaded classes and threads.
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
@@ -16,7 +16,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/.mvn/jdk25.sh"
 java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 harness="${BENCH_HARNESS:-$root/../shared/bench}"
-port="${GPU_ADMISSION_PORT:-8443}"
+port="${QUARKUS_HTTP_SSL_PORT:-8443}"
 label="$1"
 shift
 log="$(mktemp)"

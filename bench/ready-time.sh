@@ -3,14 +3,14 @@
 # the server pinned to one CPU, then the CPU time it used until ready and its RSS. Bounded: gives up
 # after 60 s; stops what it started.
 #   bench/ready-time.sh [java options...]     e.g. bench/ready-time.sh @jvm.args -XX:AOTCache=app.aot
-# Port: GPU_ADMISSION_PORT (8443). CPU: BENCH_SERVER_CPUS (0). APP_DIR: server/target/quarkus-app.
+# Port: QUARKUS_HTTP_SSL_PORT (8443). CPU: BENCH_SERVER_CPUS (0). APP_DIR: server/target/quarkus-app.
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.
 . "$root/.mvn/jdk25.sh"
 java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
-port="${GPU_ADMISSION_PORT:-8443}"
+port="${QUARKUS_HTTP_SSL_PORT:-8443}"
 fixture="$root/server/src/test/resources/bench/admissionreview-gpu-topology.json"
 log="$(mktemp)"
 start=$(date +%s%N)

@@ -9,7 +9,7 @@
 # so @jvm.args is that build's). Default: this build on JDK 25 with its AOT cache and options, the
 # same without the cache, and without the cache or compact headers; with BASE_APP (an app dir built
 # by JDK 17, e.g. main's) also BASE_JAVA (default /usr/lib/jvm/java-17-openjdk-amd64/bin/java) with
-# the Deployment's JVM options of then. Env as the two scripts: GPU_ADMISSION_PORT, BENCH_HARNESS.
+# the Deployment's JVM options of then. Env as the two scripts: QUARKUS_HTTP_SSL_PORT, BENCH_HARNESS.
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

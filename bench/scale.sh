@@ -15,7 +15,7 @@
 #    the 5,000-node ExtenderArgs, then a relist (the API server restarted; watches answered 410
 #    Gone), its peak heap and the steady heap and RSS after it.
 # Needs `./mvnw -B -DskipTests package` first. Runs everything at nice 19; bounded (gives up after
-# BENCH_TIMEOUT s, 900, per wait); stops what it started. Ports: server GPU_ADMISSION_PORT (8443),
+# BENCH_TIMEOUT s, 900, per wait); stops what it started. Ports: server QUARKUS_HTTP_SSL_PORT (8443),
 # API server BENCH_API_PORT (a free port). LIMIT=1g bench/scale.sh ... measures another limit.
 case "${1:-}" in -h | --help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" | sed '$d'; exit 0 ;; esac
 set -euo pipefail
@@ -27,7 +27,7 @@ gpu_pods="${3:-30000}"
 images="${4:-40}"
 limit="${LIMIT:-1536m}"
 timeout="${BENCH_TIMEOUT:-900}"
-port="${GPU_ADMISSION_PORT:-8443}"
+port="${QUARKUS_HTTP_SSL_PORT:-8443}"
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 api_port="${BENCH_API_PORT:-$(free_port)}"
 app="${APP_DIR:-$root/server/target/quarkus-app}"

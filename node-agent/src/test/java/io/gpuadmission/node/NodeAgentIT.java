@@ -64,7 +64,7 @@ class NodeAgentIT {
             .formatted(apiServer.getLocalPort()));
     env = new HashMap<>();
     env.put("KUBECONFIG", kubeconfig.toString());
-    env.put("GPU_ADMISSION_PORT", Integer.toString(webhookPort.getLocalPort()));
+    env.put("QUARKUS_HTTP_SSL_PORT", Integer.toString(webhookPort.getLocalPort()));
     env.put("GPU_ADMISSION_TLS_CERT", workingDirectory.resolve("missing.crt").toString());
     env.put("GPU_ADMISSION_TLS_KEY", workingDirectory.resolve("missing.key").toString());
   }

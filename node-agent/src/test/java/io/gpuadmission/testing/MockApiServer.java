@@ -134,6 +134,11 @@ public final class MockApiServer implements AutoCloseable {
     server.init(InetAddress.getLoopbackAddress(), port);
   }
 
+  /** The port it listens on, the same across restarts. */
+  public int port() {
+    return port;
+  }
+
   /** A client for changing objects, as a user would with kubectl. */
   public KubernetesClient admin() {
     return server.createClient();

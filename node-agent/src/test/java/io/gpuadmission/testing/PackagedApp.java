@@ -102,7 +102,8 @@ public final class PackagedApp {
     }
   }
 
-  private static Running startCommand(Path workingDirectory, Map<String, String> env, List<String> command) {
+  /** Starts {@code command} (one that starts a packaged program itself); the caller closes it. */
+  public static Running startCommand(Path workingDirectory, Map<String, String> env, List<String> command) {
     if (!Files.isRegularFile(JAR)) {
       throw new IllegalStateException(JAR + " is missing: run ./mvnw verify (package comes before the integration tests)");
     }

@@ -26,14 +26,16 @@ final class SelfRequest implements AutoCloseable {
   private static final Duration PER_REQUEST = Duration.ofSeconds(10);
 
   private final HttpClient client;
+  private final String host;
   private final int port;
 
   /**
-   * Trusts any certificate: the request goes to 127.0.0.1, which the serving certificate
-   * (cert-manager's, say) need not name; it proves nothing about trust, it only warms the path.
+   * Trusts any certificate: the request goes to the listener's own address ({@code host}), which
+   * the serving certificate (cert-manager's, say) need not name; it proves nothing about trust, it
+   * only warms the path.
    * {@code caller} (null: none) is the client certificate presented to the extender.
    */
-  SelfRequest(Vertx vertx, int port, CertificateBundle caller) {
+  SelfRequest(Vertx vertx, String host, int port, CertificateBundle caller) {
     var options =
         new HttpClientOptions()
             .setSsl(true)
@@ -48,6 +50,7 @@ final class SelfRequest implements AutoCloseable {
               .setKeyValue(Buffer.buffer(caller.keyPem())));
     }
     this.client = vertx.createHttpClient(options);
+    this.host = host;
     this.port = port;
   }
 
@@ -74,7 +77,7 @@ final class SelfRequest implements AutoCloseable {
 
   private Future<Integer> send(String path, byte[] sample) {
     return client
-        .request(HttpMethod.POST, port, "127.0.0.1", path)
+        .request(HttpMethod.POST, port, host, path)
         .compose(
             request ->
                 request

@@ -144,7 +144,7 @@ public class WarmUp {
       // The extender takes kube-scheduler's certificate only: warm-up presents one of its own, from
       // a CA that exists only in this process and is trusted only until warm-up ends.
       var caller = callers.required() ? callers.warmUpCaller() : null;
-      try (var self = new SelfRequest(vertx, port, caller)) {
+      try (var self = new SelfRequest(vertx, listenerAddress(started), port, caller)) {
         for (int i = 0; i < rounds.https(); i++) {
           self.post("/mutate", mutate);
           self.post("/validate", validate);
@@ -172,6 +172,16 @@ public class WarmUp {
       // The JVM writes the AOT cache as it exits; a training run that did not finish fails the build.
       Quarkus.asyncExit(complete ? 0 : 1);
     }
+  }
+
+  /**
+   * Where the listener accepts a connection from this process: the address it is bound to
+   * ({@code quarkus.http.host}), or 127.0.0.1 when bound to every address (the default) or to
+   * localhost (the default in tests).
+   */
+  private static String listenerAddress(HttpsServerStart started) {
+    var host = started.options().getHost();
+    return host == null || List.of("", "0.0.0.0", "::", "[::]", "localhost").contains(host) ? "127.0.0.1" : host;
   }
 
   /** The configured port, or the one the listener took when configured with 0 (the training run). */

@@ -41,7 +41,7 @@ public final class Soak {
     var rate = Integer.parseInt(arg(args, "--rate", "200"));
     var windowMinutes = Double.parseDouble(arg(args, "--window-minutes", "5"));
     var warmupSeconds = Integer.parseInt(arg(args, "--warmup-seconds", "30"));
-    var port = Integer.parseInt(arg(args, "--port", System.getenv().getOrDefault("GPU_ADMISSION_PORT", "8443")));
+    var port = Integer.parseInt(arg(args, "--port", System.getenv().getOrDefault("QUARKUS_HTTP_SSL_PORT", "8443")));
     var jar = Path.of(arg(args, "--jar", "server/target/quarkus-app/quarkus-run.jar"));
     if (minutes <= 0 || minutes > MAX_MINUTES || rate <= 0 || rate > MAX_RATE || windowMinutes <= 0) {
       throw new IllegalArgumentException("--minutes in (0, " + MAX_MINUTES + "], --rate in (0, " + MAX_RATE + "], --window-minutes > 0");

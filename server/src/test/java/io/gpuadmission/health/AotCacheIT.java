@@ -134,7 +134,7 @@ class AotCacheIT {
 
   private static Map<String, String> serverEnvironment(int port) {
     var env = new HashMap<String, String>();
-    env.put("GPU_ADMISSION_PORT", Integer.toString(port));
+    env.put("QUARKUS_HTTP_SSL_PORT", Integer.toString(port));
     env.put("GPU_ADMISSION_TLS_CERT", Path.of("certs/dev/tls.crt").toAbsolutePath().toString());
     env.put("GPU_ADMISSION_TLS_KEY", Path.of("certs/dev/tls.key").toAbsolutePath().toString());
     env.put("GPU_ADMISSION_TLS_SELF_MANAGED", "false");
