@@ -28,19 +28,38 @@ record VictimSet(List<VictimUnit> units, int pods, int maxPriority, long sumPrio
         Collections.unmodifiableSet(uids));
   }
 
-  /** Every subset of {@code units} (at most {@link ReclaimPlanner#EXACT_UNITS}), best first. */
-  static List<VictimSet> all(List<VictimUnit> units) {
-    var sets = new ArrayList<VictimSet>(1 << units.size());
+  /**
+   * Every subset of {@code units} (at most {@link ReclaimPlanner#EXACT_UNITS}), grouped by pod
+   * count, fewest first, each group best first; a group's sets are built when it is reached.
+   */
+  static Iterable<List<VictimSet>> byPodCount(List<VictimUnit> units) {
+    var total = units.stream().mapToInt(unit -> unit.members().size()).sum();
+    var masks = new ArrayList<List<Integer>>();
+    for (var count = 0; count <= total; count++) {
+      masks.add(new ArrayList<>());
+    }
     for (var mask = 0; mask < 1 << units.size(); mask++) {
-      var chosen = new ArrayList<VictimUnit>();
+      var pods = 0;
       for (var i = 0; i < units.size(); i++) {
         if ((mask & 1 << i) != 0) {
-          chosen.add(units.get(i));
+          pods += units.get(i).members().size();
         }
       }
-      sets.add(of(chosen));
+      masks.get(pods).add(mask);
     }
-    sets.sort(ORDER);
-    return sets;
+    return () -> masks.stream().filter(group -> !group.isEmpty()).map(group -> {
+      var sets = new ArrayList<VictimSet>(group.size());
+      for (var mask : group) {
+        var chosen = new ArrayList<VictimUnit>();
+        for (var i = 0; i < units.size(); i++) {
+          if ((mask & 1 << i) != 0) {
+            chosen.add(units.get(i));
+          }
+        }
+        sets.add(of(chosen));
+      }
+      sets.sort(ORDER);
+      return (List<VictimSet>) sets;
+    }).iterator();
   }
 }
