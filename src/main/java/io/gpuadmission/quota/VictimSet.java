@@ -8,13 +8,14 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /** A set of victim units with what ranks it: pods, priorities, the earliest start, the uids. */
-record VictimSet(List<VictimUnit> units, int pods, int maxPriority, long sumPriority, long earliestStart, Set<String> uids) {
+record VictimSet(
+    List<VictimUnit> units, int pods, int maxPriority, long sumPriority, long earliestStart, Set<String> uids, String uidKey) {
   /** Best first: fewest pods, lowest highest priority, lowest sum, youngest, then the uids. */
   static final Comparator<VictimSet> ORDER = Comparator.comparingInt(VictimSet::pods)
       .thenComparingInt(VictimSet::maxPriority)
       .thenComparingLong(VictimSet::sumPriority)
       .thenComparing(Comparator.comparingLong(VictimSet::earliestStart).reversed())
-      .thenComparing(set -> String.join(",", set.uids()));
+      .thenComparing(VictimSet::uidKey);
 
   static VictimSet of(List<VictimUnit> units) {
     var uids = new TreeSet<String>();
@@ -25,7 +26,8 @@ record VictimSet(List<VictimUnit> units, int pods, int maxPriority, long sumPrio
         units.stream().mapToInt(VictimUnit::maxPriority).max().orElse(Integer.MIN_VALUE),
         units.stream().mapToLong(VictimUnit::sumPriority).sum(),
         units.stream().mapToLong(VictimUnit::earliestStart).min().orElse(Long.MAX_VALUE),
-        Collections.unmodifiableSet(uids));
+        Collections.unmodifiableSet(uids),
+        String.join(",", uids));
   }
 
   /**
