@@ -2,6 +2,7 @@ package io.gpuadmission.quota;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
@@ -37,25 +38,44 @@ public final class ReclaimPlanner {
       return Optional.empty();
     }
     var rules = new VictimRules(book, leaf.get(), pending.ask());
-    var units = units(book, running).stream().filter(rules::helps).toList();
+    var unitsByNode = new HashMap<String, List<VictimUnit>>();
+    for (var unit : units(book, running)) {
+      if (rules.helps(unit)) {
+        unit.members().stream().map(RunningPod::node).distinct()
+            .forEach(node -> unitsByNode.computeIfAbsent(node, n -> new ArrayList<>()).add(unit));
+      }
+    }
     Candidate best = null;
     for (var node : candidateNodes.stream().sorted().distinct().toList()) {
-      var onNode = units.stream()
-          .filter(unit -> unit.members().stream().anyMatch(member -> member.node().equals(node)))
+      var onNode = unitsByNode.getOrDefault(node, List.of()).stream()
           .sorted(VictimUnit.CHEAPEST)
           .limit(EXACT_UNITS)
           .toList();
-      for (var set : VictimSet.all(onNode)) {
+      best = bestOnNode(node, onNode, rules, room, best);
+    }
+    return Optional.ofNullable(best).map(candidate -> candidate.plan(book, leaf.get().name()));
+  }
+
+  /**
+   * The best qualifying set on {@code node} if better than {@code best}, else {@code best}. Sets are
+   * tried by pod count (the first rank), each count's sets best first, so the search stops at the
+   * first that fits; a count above the best's is not built.
+   */
+  private static Candidate bestOnNode(String node, List<VictimUnit> units, VictimRules rules, RoomCheck room, Candidate best) {
+    for (var sets : VictimSet.byPodCount(units)) {
+      if (best != null && !sets.isEmpty() && sets.get(0).pods() > best.set().pods()) {
+        return best;
+      }
+      for (var set : sets) {
         if (best != null && VictimSet.ORDER.compare(set, best.set()) >= 0) {
-          break;
+          return best;
         }
         if (rules.allows(set) && room.fitsAfterRemoving(node, set.uids())) {
-          best = new Candidate(node, set);
-          break;
+          return new Candidate(node, set);
         }
       }
     }
-    return Optional.ofNullable(best).map(candidate -> candidate.plan(book, leaf.get().name()));
+    return best;
   }
 
   private static List<VictimUnit> units(QuotaBook book, List<RunningPod> running) {
