@@ -7,7 +7,6 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.gpuadmission.mode.ServerStartup;
 import io.gpuadmission.quota.QuotaRuleViolation;
-import io.gpuadmission.quota.QuotaTree;
 import io.gpuadmission.quota.QuotaTreeCheck;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;

@@ -128,7 +128,7 @@ class QuotaPlacementTest {
         .isEqualTo("quota root: nvidia.com/gpu used 8 + asked 2 > max 8");
 
     await().atMost(WITHIN).until(() -> pod("quota-b", "b-2").getMetadata().getDeletionTimestamp() != null
-        && "whole-b".equals(pod("quota-c", "c-0").getStatus().getNominatedNodeName()));
+        && pod("quota-c", "c-0").getStatus() != null && "whole-b".equals(pod("quota-c", "c-0").getStatus().getNominatedNodeName()));
     var message = "quota team-c took back its GPUs on node whole-b for pod quota-c/c-0 (under its min; quota team-b was borrowing them)";
     assertThat(disruptionTarget(pod("quota-b", "b-2")))
         .extracting(PodCondition::getStatus, PodCondition::getReason, PodCondition::getMessage)

@@ -84,7 +84,7 @@ class SelfManagedCertificatesTest {
     var bundle = store(T0).sync().bundle();
     var injector = new CaBundleInjector(client, "gpu-admission", NAMESPACE, "gpu-admission");
 
-    assertThat(injector.inject(bundle.caPem())).isEqualTo(new CaBundleInjector.Injection(5, 0));
+    assertThat(injector.inject(bundle.caPem())).isEqualTo(new CaBundleInjector.Injection(6, 0));
 
     var expected =
         Base64.getEncoder().encodeToString(bundle.caPem().getBytes(StandardCharsets.US_ASCII));

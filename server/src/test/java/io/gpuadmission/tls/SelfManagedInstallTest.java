@@ -94,7 +94,7 @@ class SelfManagedInstallTest {
                 .withName("gpu-admission")
                 .get()
                 .getWebhooks())
-        .hasSize(3)
+        .hasSize(4)
         .allSatisfy(w -> assertThat(w.getClientConfig().getCaBundle()).isEqualTo(caBundle));
 
     // Another replica renews: this one serves the new certificate from its next sync on.
