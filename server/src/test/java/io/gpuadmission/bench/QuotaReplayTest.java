@@ -24,8 +24,8 @@ class QuotaReplayTest {
 
   @BeforeAll
   static void load() throws IOException {
-    nodes = QuotaReplay.every(QuotaReplay.sortedNodes(TraceSimulator.readNodes(Path.of("src/test/resources/trace/openb_node_list_gpu_node.csv"))), 24);
-    pods = QuotaReplay.every(QuotaReplay.readPods(Path.of("src/test/resources/trace/openb_pod_list_default.csv"), 500), 3);
+    nodes = QuotaReplay.every(QuotaReplay.sortedNodes(TraceSimulator.readNodes(Path.of("server/src/test/resources/trace/openb_node_list_gpu_node.csv"))), 24);
+    pods = QuotaReplay.every(QuotaReplay.readPods(Path.of("server/src/test/resources/trace/openb_pod_list_default.csv"), 500), 3);
   }
 
   @Test
