@@ -122,7 +122,6 @@ final class QuotaReplayRun {
   private long seq;
   private int violations;
   private int evictions;
-  private int attempts;
 
   QuotaReplayRun(Mode mode, List<TraceSimulator.TraceNode> nodes, List<QuotaReplay.ReplayPod> pods) {
     this.mode = mode;
@@ -201,7 +200,6 @@ final class QuotaReplayRun {
   }
 
   private void attempt(Pending p, long now, NoRoom noRoom, Set<String> noReclaim) {
-    attempts++;
     var leaf = limits.leafOf(p.pod.team()).orElseThrow();
     var underMin = book.used(leaf).add(p.pod.ask()).fitsWithin(leaf.min());
     if (underMin && p.underMinSince < 0) {
@@ -294,9 +292,5 @@ final class QuotaReplayRun {
     cluster.give(bound.held());
     book = book.minus(bound.quotaPod());
     return true;
-  }
-
-  int attempts() {
-    return attempts;
   }
 }
