@@ -22,7 +22,7 @@ What differs from a cluster, because none runs here: no API server, so the webho
 gpu-admission.cluster.enabled=false (its readiness otherwise waits for the first read of the
 cluster), and the node agent, whose readiness means "the kubelet answered and the node's pods were
 listed", is checked started and live and must answer its readiness probe 503 saying so. The agent
-reads the fake driver table of src/test/resources/node/nvidia-gpus through its setting (a container
+reads the fake driver table of node-agent/src/test/resources/node/nvidia-gpus through its setting (a container
 cannot mount over /proc/driver).
 """
 import argparse
@@ -41,7 +41,7 @@ import time
 
 import yaml
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", ".."))
 NAMESPACE = "gpu-admission-check"  # containerd's namespace for what this starts
 STATE = "/run/gpu-admission-check"
 CA = os.path.join(ROOT, "certs/dev/ca.crt")
@@ -366,7 +366,7 @@ class Pod:
 
 def mutate(pod):
     """One /mutate as kube-apiserver sends it: to the Service's DNS name, the CA verified."""
-    with open(os.path.join(ROOT, "src/test/resources/reviews/pod-topology-worker.json"), "rb") as f:
+    with open(os.path.join(ROOT, "server/src/test/resources/reviews/pod-topology-worker.json"), "rb") as f:
         body = f.read()
     uid = json.loads(body)["request"]["uid"]
     context = ssl.create_default_context(cafile=CA)
@@ -444,7 +444,7 @@ def main():
         print(f"webhook: RSS {rss >> 20} MiB, cgroup memory usage {usage >> 20 if usage else '?'} MiB of {server.limit >> 20} MiB")
 
         agent_dir = os.path.join(work, "nvidia-gpus")
-        shutil.copytree(os.path.join(ROOT, "src/test/resources/node/nvidia-gpus"), agent_dir)
+        shutil.copytree(os.path.join(ROOT, "node-agent/src/test/resources/node/nvidia-gpus"), agent_dir)
         agent = Pod(containerd, work, daemonset, services, image_reference(daemonset["spec"]["template"]["spec"]["containers"][0]["image"]), 2,
                     {"env": {"GPU_ADMISSION_NODE_AGENT_NVIDIA_GPUS": "/run/nvidia-gpus"},
                      "extra-mounts": {"/run/nvidia-gpus": agent_dir}}, pods)

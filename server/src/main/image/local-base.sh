@@ -10,7 +10,7 @@
 # GPU_ADMISSION_BASE_CACHE: the cache directory (default /var/cache/gpu-admission-base).
 # GPU_ADMISSION_DEBIAN_MIRROR: where debootstrap fetches packages (default deb.debian.org).
 set -euo pipefail
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." && pwd)"
 if [[ -n "${1:-}" ]]; then
   java_home="$1"
 else
