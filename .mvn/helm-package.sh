@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `./mvnw package` step: packages charts/gpu-admission as target/helm/gpu-admission-VERSION.tgz, with
+# `./mvnw package` step: packages charts/gpu-admission as server/target/helm/gpu-admission-VERSION.tgz, with
 # the chart's version and appVersion set to the project's (so the chart runs the image this build
 # makes). Helm comes from .mvn/helm.sh. Without it (no npm registry reachable, first build offline)
 # the step says so and skips, unless GPU_ADMISSION_REQUIRE_HELM=true (.ci/run) makes that an error.

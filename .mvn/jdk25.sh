@@ -1,5 +1,5 @@
 # Sourced (POSIX sh) by ./mvnw, .ci/run and bench/*.sh: gpu-admission builds and runs on JDK 25.
-# The build trains the AOT cache (target/quarkus-app/app.aot) with the JVM that runs Maven, and only
+# The build trains the AOT cache (server/target/quarkus-app/app.aot) with the JVM that runs Maven, and only
 # that JVM build accepts the cache. Exports JAVA_HOME of a JDK 25 or later: JAVA_HOME itself, the JDK
 # of `java` on the PATH, or one installed in the usual places; says what to install when none is.
 

@@ -1,5 +1,5 @@
 {{- /*
-The built-in default policy (src/main/resources/policy.yaml, which ManifestsFromChartTest keeps
+The built-in default policy (server/src/main/resources/policy.yaml, which ManifestsFromChartTest keeps
 equal to what this renders in namespace gpu-admission), with the release's namespace exempt.
 */ -}}
 {{- define "gpu-admission.defaultPolicy" -}}

@@ -46,7 +46,8 @@ final class NodeAgentLogging {
         }
       }
     });
-    root.addHandler(console);
+    // In place of, not beside, the console handler jboss-logmanager installs by default: one line per record.
+    root.setHandlers(new java.util.logging.Handler[] {console});
   }
 
   private static Level level(String name) {

@@ -1,6 +1,7 @@
 package io.gpuadmission.teamquota;
 
 import io.gpuadmission.cluster.QuotaTreeStore;
+import io.gpuadmission.metrics.Meters;
 import io.gpuadmission.quota.QuotaNode;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -25,6 +26,9 @@ public final class QuotaMetrics {
   QuotaMetrics(MeterRegistry registry, QuotaService service, QuotaTreeStore store) {
     this.registry = registry;
     this.service = service;
+    // An earlier application's meters of these names would still read its objects (Meters).
+    Meters.forget(registry, "gpu_admission_quota_tree_invalid", "gpu_admission_quota_tree_reload_failures",
+        "gpu_admission_quota_min", "gpu_admission_quota_max", "gpu_admission_quota_used", "gpu_admission_quota_borrowed");
     Gauge.builder("gpu_admission_quota_tree_invalid", store, s -> s.lastError().isPresent() ? 1 : 0)
         .description("1 while the ElasticQuotaTree's current version breaks a rule (the last good tree is in force), else 0")
         .register(registry);

@@ -60,8 +60,9 @@ final class Chart {
    * write again with other content) are rendered every time.
    */
   static Result templateResult(List<String> values, String... extra) throws IOException, InterruptedException {
-    // With the chart's CRDs (crds/), which helm install applies first: kustomize renders them too.
-    var command = new ArrayList<>(List.of(helm(), "template", RELEASE, DIR.toString(), "--namespace", NAMESPACE, "--include-crds"));
+    // Without the chart's CRDs (crds/: Helm installs one only where it is missing, and kustomize
+    // only with components/quotas); a caller that wants them passes --include-crds.
+    var command = new ArrayList<>(List.of(helm(), "template", RELEASE, DIR.toString(), "--namespace", NAMESPACE));
     values.forEach(v -> command.addAll(List.of("--set", v)));
     command.addAll(List.of(extra));
     if (java.util.Arrays.stream(extra).anyMatch(a -> a.startsWith("--set-file") || a.startsWith("--values") || a.startsWith("-f"))) {

@@ -33,7 +33,8 @@ class ChartNamespaceTest {
   /** The only objects outside the release's namespaces: grants to read kube-system's own objects. */
   private static final Set<String> IN_KUBE_SYSTEM =
       Set.of("Role gpu-admission-unhealthy-gpus", "RoleBinding gpu-admission-unhealthy-gpus", "Role gpu-admission-node-agent",
-          "RoleBinding gpu-admission-node-agent", "RoleBinding gpu-scheduler-extension-apiserver-authentication-reader");
+          "RoleBinding gpu-admission-node-agent", "RoleBinding gpu-scheduler-extension-apiserver-authentication-reader",
+          "Role gpu-admission-quotas", "RoleBinding gpu-admission-quotas");
 
   @ParameterizedTest(name = "certificates.mode={0}")
   @ValueSource(strings = {"self-managed", "cert-manager"})
@@ -112,10 +113,14 @@ class ChartNamespaceTest {
   }
 
   private static void assertWebhooksCallAndExemptTheReleaseNamespace(List<HasMetadata> objects) {
-    assertThat(RenderedObjects.webhookClientConfigs(objects)).hasSize(5).allSatisfy(c -> assertThat(c.getService().getNamespace()).isEqualTo(NAMESPACE));
+    assertThat(RenderedObjects.webhookClientConfigs(objects)).hasSize(6).allSatisfy(c -> assertThat(c.getService().getNamespace()).isEqualTo(NAMESPACE));
     var selectors = new ArrayList<io.fabric8.kubernetes.api.model.LabelSelector>();
     ((MutatingWebhookConfiguration) find(objects, "MutatingWebhookConfiguration", null, "gpu-admission")).getWebhooks().forEach(w -> selectors.add(w.getNamespaceSelector()));
-    ((ValidatingWebhookConfiguration) find(objects, "ValidatingWebhookConfiguration", null, "gpu-admission")).getWebhooks().forEach(w -> selectors.add(w.getNamespaceSelector()));
+    var validating = ((ValidatingWebhookConfiguration) find(objects, "ValidatingWebhookConfiguration", null, "gpu-admission")).getWebhooks();
+    // The quota tree check: ElasticQuotaTrees live in kube-system, whatever the release's namespace.
+    assertThat(validating).filteredOn(w -> w.getName().equals("quotas.validate.gpu-admission.io")).singleElement()
+        .satisfies(w -> assertThat(w.getNamespaceSelector().getMatchLabels()).containsExactly(java.util.Map.entry("kubernetes.io/metadata.name", "kube-system")));
+    validating.stream().filter(w -> !w.getName().equals("quotas.validate.gpu-admission.io")).forEach(w -> selectors.add(w.getNamespaceSelector()));
     assertThat(selectors).hasSize(5).allSatisfy(s -> {
       if (s.getMatchLabels() != null && !s.getMatchLabels().isEmpty()) {
         // The policy check: the policy ConfigMap's namespace only.

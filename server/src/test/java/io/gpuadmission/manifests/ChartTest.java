@@ -63,7 +63,7 @@ class ChartTest {
     var archive = out.resolve("gpu-admission-7.8.9.tgz");
     assertThat(archive).exists();
 
-    var fromArchive = Chart.run(List.of(Chart.helm(), "template", Chart.RELEASE, archive.toString(), "--namespace", Chart.NAMESPACE, "--include-crds", "--set", "scheduler.enabled=true"));
+    var fromArchive = Chart.run(List.of(Chart.helm(), "template", Chart.RELEASE, archive.toString(), "--namespace", Chart.NAMESPACE, "--set", "scheduler.enabled=true"));
     assertThat(fromArchive.exit()).as(fromArchive.error()).isZero();
     var objects = Overlays.objects(fromArchive.output());
     assertThat(deployment(objects, "gpu-admission").getSpec().getTemplate().getSpec().getContainers().get(0).getImage())

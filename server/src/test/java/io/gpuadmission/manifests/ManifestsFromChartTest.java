@@ -99,7 +99,7 @@ class ManifestsFromChartTest {
   }
 
   private static String render(List<String> values, boolean placeholders) throws IOException, InterruptedException {
-    var result = placeholders ? Chart.templateResult(values, "--skip-schema-validation") : Chart.templateResult(values);
+    var result = placeholders ? Chart.templateResult(values, "--include-crds", "--skip-schema-validation") : Chart.templateResult(values, "--include-crds");
     assertThat(result.exit()).as("helm template %s failed:%n%s", values, result.error()).isZero();
     return result.output();
   }

@@ -64,7 +64,9 @@ class NodeAgentManifestsTest {
     var pod = daemonSet(objects).getSpec().getTemplate().getSpec();
     var container = pod.getContainers().get(0);
 
-    assertThat(env(container, "GPU_ADMISSION_MODE")).isEqualTo("node-agent");
+    // Its own program, not the server's artifact in a mode.
+    assertThat(container.getCommand()).containsExactly("sh", "-c", "exec java $JAVA_OPTS_APPEND -jar /deployments/node-agent/node-agent.jar");
+    assertThat(env(container, "GPU_ADMISSION_MODE")).isNull();
     assertThat(container.getEnv()).filteredOn(e -> e.getName().equals("GPU_ADMISSION_NODE_AGENT_NODE_NAME"))
         .singleElement().satisfies(e -> assertThat(e.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("spec.nodeName"));
     var socketDir = Path.of(defaultOf("socket")).getParent().toString();
