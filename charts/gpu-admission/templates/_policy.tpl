@@ -140,6 +140,11 @@ policyOnUpgrade says; with policyOnUpgrade keep an upgrade then writes back the 
   {{- $policy = include (ternary "gpu-admission.schedulerPolicy" "gpu-admission.defaultPolicy" .Values.scheduler.enabled) . -}}
 {{- end -}}
 {{- include "gpu-admission.checkPolicy" (dict "root" $ "text" $policy) -}}
+{{- /* A policy of the values that leaves exemptNamespaces out gets the default's, which names the
+       release's namespace (the server's own built-in default names gpu-admission). */ -}}
+{{- if and .Values.policy (not (hasKey (fromYaml .Values.policy) "exemptNamespaces")) -}}
+  {{- $policy = printf "%s\n# The built-in default's, with the release's namespace (added by the chart).\nexemptNamespaces: [kube-system, kube-public, kube-node-lease, %s]\n" (trimSuffix "\n" $policy) .Release.Namespace -}}
+{{- end -}}
 {{- if and .Release.IsUpgrade (eq .Values.policyOnUpgrade "keep") -}}
   {{- $live := lookup "v1" "ConfigMap" .Release.Namespace "gpu-admission-policy" -}}
   {{- if and $live $live.data (hasKey $live.data "policy.yaml") -}}{{- $policy = get $live.data "policy.yaml" -}}{{- end -}}

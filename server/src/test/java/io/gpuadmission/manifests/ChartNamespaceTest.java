@@ -17,6 +17,7 @@ import io.gpuadmission.policy.PolicyParser;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -82,6 +83,17 @@ class ChartNamespaceTest {
     // What no structured check above reads (comments, alert texts): the old namespace nowhere as one.
     assertThat(yaml).doesNotContainPattern("namespace: gpu-admission\\s").doesNotContain("gpu-admission.gpu-admission", "gpu-admission/gpu-admission-",
         "-n gpu-admission ", ", gpu-admission]", "serviceaccount:gpu-admission-node:");
+  }
+
+  @Test
+  void aPolicyOfTheValuesWithoutExemptNamespacesExemptsTheReleaseNamespace(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    var file = dir.resolve("policy.yaml");
+    java.nio.file.Files.writeString(file, "quotas:\n  onNeverFits: refuse\n");
+    var objects = Overlays.objects(Chart.template(List.of(), "--namespace", NAMESPACE, "--set-file", "policy=" + file));
+
+    var policy = PolicyParser.parse(policy(objects));
+    assertThat(policy.exemptNamespaces()).containsExactly("kube-system", "kube-public", "kube-node-lease", NAMESPACE);
+    assertThat(policy.quotas().onNeverFits().name()).isEqualToIgnoringCase("refuse");
   }
 
   /** helm uninstall's and helm test's objects: in the release namespace, the test's grant in tests.namespace only. */

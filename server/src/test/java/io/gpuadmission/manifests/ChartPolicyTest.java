@@ -60,7 +60,8 @@ class ChartPolicyTest {
 
   @Test
   void aPolicyTheWebhookAcceptsIsRenderedVerbatim() throws Exception {
-    var policy = "# ours\nversion: 1\ntopology:\n  dnsPolicy: Default\nscheduling:\n  schedulerName: gpu-scheduler\n";
+    // With its own exempt namespaces (one without them gets the release's: ChartNamespaceTest).
+    var policy = "# ours\nversion: 1\nexemptNamespaces: [kube-system]\ntopology:\n  dnsPolicy: Default\nscheduling:\n  schedulerName: gpu-scheduler\n";
     assertThat(webhookErrors(policy)).isEmpty();
 
     var objects = Overlays.objects(Chart.template(List.of(), "--set-file", "policy=" + write(policy)));
