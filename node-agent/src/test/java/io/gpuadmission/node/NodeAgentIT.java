@@ -3,12 +3,11 @@ package io.gpuadmission.node;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.gpuadmission.testing.CountingApiServer;
 import io.gpuadmission.testing.PackagedApp;
 import java.util.List;
 import java.util.stream.Stream;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,51 +26,20 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class NodeAgentIT {
   @TempDir Path workingDirectory;
-  private ServerSocket webhookPort;
-  private ServerSocket apiServer;
-  private final AtomicInteger apiConnections = new AtomicInteger();
+  private CountingApiServer apiServer;
+  private AtomicInteger apiConnections;
   private Map<String, String> env;
 
   @BeforeEach
-  void takePortAndFakeApiServer() throws IOException {
-    webhookPort = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-    apiServer = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-    var acceptor =
-        new Thread(
-            () -> {
-              while (!apiServer.isClosed()) {
-                try (var connection = apiServer.accept()) {
-                  apiConnections.incrementAndGet();
-                } catch (IOException closed) {
-                  return;
-                }
-              }
-            },
-            "fake-api-server");
-    acceptor.setDaemon(true);
-    acceptor.start();
-    var kubeconfig = workingDirectory.resolve("kubeconfig");
-    Files.writeString(
-        kubeconfig,
-        """
-        apiVersion: v1
-        kind: Config
-        clusters: [{name: c, cluster: {server: "https://127.0.0.1:%d", insecure-skip-tls-verify: true}}]
-        users: [{name: u, user: {token: t}}]
-        contexts: [{name: x, context: {cluster: c, user: u}}]
-        current-context: x
-        """
-            .formatted(apiServer.getLocalPort()));
+  void fakeApiServer() throws IOException {
+    apiServer = CountingApiServer.start(workingDirectory);
+    apiConnections = apiServer.connections();
     env = new HashMap<>();
-    env.put("KUBECONFIG", kubeconfig.toString());
-    env.put("QUARKUS_HTTP_SSL_PORT", Integer.toString(webhookPort.getLocalPort()));
-    env.put("GPU_ADMISSION_TLS_CERT", workingDirectory.resolve("missing.crt").toString());
-    env.put("GPU_ADMISSION_TLS_KEY", workingDirectory.resolve("missing.key").toString());
+    env.put("KUBECONFIG", apiServer.kubeconfig().toString());
   }
 
   @AfterEach
   void close() throws IOException {
-    webhookPort.close();
     apiServer.close();
   }
 
@@ -98,7 +66,7 @@ class NodeAgentIT {
   @Test
   void theNodeAgentModeWatchesOnlyItsNodesPodsAndListensOnlyForHealth() throws Exception {
     var requests = new java.util.concurrent.CopyOnWriteArrayList<String>();
-    try (var cluster = io.gpuadmission.testing.MockApiServer.start(1, null); var health = new ServerSocket(0)) {
+    try (var cluster = io.gpuadmission.testing.MockApiServer.start(1, null); var health = new java.net.ServerSocket(0)) {
       cluster.answerInstead(request -> {
         requests.add(request.getMethod() + " " + request.getPath());
         return null;
@@ -112,7 +80,6 @@ class NodeAgentIT {
       // The agent's own client, as kube-apiserver serves watches (a streamed body; the mock serves WebSocket only).
       var proxy = HttpWatchProxy.start(apiServer);
       env.put("QUARKUS_KUBERNETES_CLIENT_API_SERVER_URL", proxy.url());
-      env.put("GPU_ADMISSION_MODE", "node-agent");
       env.put("GPU_ADMISSION_NODE_AGENT_NODE_NAME", "cn-beijing.i-topo-v100-a");
       env.put("GPU_ADMISSION_NODE_AGENT_SOCKET", workingDirectory.resolve("no-kubelet/kubelet.sock").toString());
       env.put("GPU_ADMISSION_NODE_AGENT_HEALTH_PORT", Integer.toString(port));
@@ -165,7 +132,6 @@ class NodeAgentIT {
   /** A node agent with a setting it cannot use stops at once, saying which setting in one line (no stack trace). */
   @Test
   void theNodeAgentWithABadSettingStopsSayingWhich() {
-    env.put("GPU_ADMISSION_MODE", "node-agent");
     env.put("GPU_ADMISSION_NODE_AGENT_NODE_NAME", "cn-beijing.i-topo-v100-a");
     env.put("GPU_ADMISSION_NODE_AGENT_PERIOD", "often");
 
@@ -179,7 +145,6 @@ class NodeAgentIT {
 
   @Test
   void theNodeAgentWithoutItsNodesNameStopsSayingHowTheDaemonSetSetsIt() {
-    env.put("GPU_ADMISSION_MODE", "node-agent");
 
     var run = PackagedApp.run(workingDirectory, env);
 

@@ -3,6 +3,7 @@ package io.gpuadmission.mode;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.gpuadmission.testing.CountingApiServer;
 import io.gpuadmission.testing.PackagedApp;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -27,42 +28,17 @@ import org.junit.jupiter.api.io.TempDir;
 class RunModeIT {
   @TempDir Path workingDirectory;
   private ServerSocket webhookPort;
-  private ServerSocket apiServer;
-  private final AtomicInteger apiConnections = new AtomicInteger();
+  private CountingApiServer apiServer;
+  private AtomicInteger apiConnections;
   private Map<String, String> env;
 
   @BeforeEach
   void takePortAndFakeApiServer() throws IOException {
     webhookPort = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-    apiServer = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-    var acceptor =
-        new Thread(
-            () -> {
-              while (!apiServer.isClosed()) {
-                try (var connection = apiServer.accept()) {
-                  apiConnections.incrementAndGet();
-                } catch (IOException closed) {
-                  return;
-                }
-              }
-            },
-            "fake-api-server");
-    acceptor.setDaemon(true);
-    acceptor.start();
-    var kubeconfig = workingDirectory.resolve("kubeconfig");
-    Files.writeString(
-        kubeconfig,
-        """
-        apiVersion: v1
-        kind: Config
-        clusters: [{name: c, cluster: {server: "https://127.0.0.1:%d", insecure-skip-tls-verify: true}}]
-        users: [{name: u, user: {token: t}}]
-        contexts: [{name: x, context: {cluster: c, user: u}}]
-        current-context: x
-        """
-            .formatted(apiServer.getLocalPort()));
+    apiServer = CountingApiServer.start(workingDirectory);
+    apiConnections = apiServer.connections();
     env = new HashMap<>();
-    env.put("KUBECONFIG", kubeconfig.toString());
+    env.put("KUBECONFIG", apiServer.kubeconfig().toString());
     env.put("QUARKUS_HTTP_SSL_PORT", Integer.toString(webhookPort.getLocalPort()));
     env.put("GPU_ADMISSION_TLS_CERT", workingDirectory.resolve("missing.crt").toString());
     env.put("GPU_ADMISSION_TLS_KEY", workingDirectory.resolve("missing.key").toString());
