@@ -6,9 +6,11 @@ import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.Nominations;
 import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.policy.GpuPolicy;
+import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,9 +20,10 @@ import java.util.function.Supplier;
  * The {@link PodFacts} of every GPU pod, kept from the pod informer (the stream the GPU ledger
  * reads), by UID, by gang and, for pending pods, by the node they are nominated to: preemption
  * reads a victim's priority and gang here (and the GPUs it holds from the ledger), filter and bind
- * the {@link Nominations}. Every replica keeps the same index.
+ * the {@link Nominations}, team quotas every bound pod's ask ({@link KnownGpuPods}). Every replica
+ * keeps the same index.
  */
-public final class PodFactsIndex implements Nominations {
+public final class PodFactsIndex implements Nominations, KnownGpuPods {
   private final Supplier<GpuPolicy> policies;
   private final Map<String, PodFacts> byUid = new ConcurrentHashMap<>();
   private final Map<String, Set<String>> byGang = new ConcurrentHashMap<>();
@@ -28,6 +31,7 @@ public final class PodFactsIndex implements Nominations {
   private final Map<String, Map<String, PodFacts>> nominated = new ConcurrentHashMap<>();
 
   private final GpuLedger ledger;
+  private volatile long generation;
 
   /** {@code ledger}: a nominated pod that already holds GPUs there (a bind in progress, a gang plan) holds nothing more. */
   public PodFactsIndex(Supplier<GpuPolicy> policies, GpuLedger ledger) {
@@ -63,15 +67,20 @@ public final class PodFactsIndex implements Nominations {
     byUid.clear();
     byGang.clear();
     nominated.clear();
+    generation++;
     pods.get().forEach(this::current);
   }
 
   public synchronized void put(PodFacts facts) {
-    remove(facts.uid());
+    var old = drop(facts.uid());
     byUid.put(facts.uid(), facts);
     facts.gang().ifPresent(g -> byGang.computeIfAbsent(g, k -> ConcurrentHashMap.newKeySet()).add(facts.uid()));
     if (facts.nominatedPending() && facts.ask().kind() != GpuAsk.Kind.NONE) {
       nominated.computeIfAbsent(facts.nominated(), k -> new ConcurrentHashMap<>()).put(facts.uid(), facts);
+    }
+    // Stored before the ledger is asked: a claim made meanwhile moves the ledger's generation instead.
+    if (!Objects.equals(QuotaView.of(old), QuotaView.of(facts)) && (readByQuota(old) || readByQuota(facts))) {
+      generation++;
     }
   }
 
@@ -120,6 +129,7 @@ public final class PodFactsIndex implements Nominations {
         .toList();
   }
 
+  @Override
   public Optional<PodFacts> facts(String uid) {
     return Optional.ofNullable(byUid.get(uid));
   }
@@ -129,7 +139,35 @@ public final class PodFactsIndex implements Nominations {
     return byGang.getOrDefault(gang, Set.of()).stream().map(byUid::get).filter(f -> f != null).toList();
   }
 
+  @Override
+  public List<PodFacts> bound() {
+    return byUid.values().stream().filter(f -> !f.node().isEmpty() && f.ask().kind() != GpuAsk.Kind.NONE).toList();
+  }
+
+  @Override
+  public long generation() {
+    return generation;
+  }
+
   private synchronized void remove(String uid) {
+    if (readByQuota(drop(uid))) {
+      generation++;
+    }
+  }
+
+  /** Team quotas count it: it asks GPUs, and is bound or holds the ledger's GPUs (a gang's plan, a bind). */
+  private boolean readByQuota(PodFacts facts) {
+    return facts != null && facts.ask().kind() != GpuAsk.Kind.NONE && (!facts.node().isEmpty() || ledger.claim(facts.uid()).isPresent());
+  }
+
+  /** What team quotas read of a pod; null for none. */
+  private record QuotaView(String namespace, String node, GpuAsk ask, int priority, Instant started, Optional<String> gang) {
+    static QuotaView of(PodFacts facts) {
+      return facts == null ? null : new QuotaView(facts.namespace(), facts.node(), facts.ask(), facts.priority(), facts.started(), facts.gang());
+    }
+  }
+
+  private synchronized PodFacts drop(String uid) {
     var old = byUid.remove(uid);
     if (old != null && old.nominatedPending()) {
       nominated.computeIfPresent(old.nominated(), (node, pods) -> {
@@ -146,5 +184,6 @@ public final class PodFactsIndex implements Nominations {
         }
       }
     }
+    return old;
   }
 }

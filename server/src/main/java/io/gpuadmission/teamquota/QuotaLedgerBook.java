@@ -3,42 +3,38 @@ package io.gpuadmission.teamquota;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.QuotaAmounts;
 import io.gpuadmission.policy.GpuPolicy;
-import io.gpuadmission.preemption.PodFacts;
+import io.gpuadmission.preemption.KnownGpuPods;
 import io.gpuadmission.quota.QuotaBook;
 import io.gpuadmission.quota.QuotaPod;
 import io.gpuadmission.quota.QuotaResources;
 import io.gpuadmission.quota.QuotaTree;
-import java.time.Instant;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The quota book of the ledger: every claim (bound, assumed, reserved, planned for a gang member,
- * chosen) counted on its namespace's leaf and that leaf's ancestors, in the resources the tree names
- * ({@link QuotaAmounts}). A pod's priority, start and gang come from the pod informer's facts.
- * Rebuilt only when the ledger, the tree or the policy changes: filter asks it for every pod.
+ * The quota book: every pod that counts ({@link CountedPods}: the ledger's claims, and bound GPU
+ * pods it has none for) on its namespace's leaf and that leaf's ancestors, in the resources the
+ * tree names ({@link QuotaAmounts}). Rebuilt only when the ledger, the pods quota reads, the tree
+ * or the policy change: filter asks it for every pod.
  */
 public final class QuotaLedgerBook {
   private final GpuLedger ledger;
   private final Supplier<GpuPolicy> policies;
-  private final Function<String, Optional<PodFacts>> facts;
+  private final KnownGpuPods pods;
   private volatile Cached cached;
 
-  private record Cached(long generation, QuotaTree tree, GpuPolicy policy, Map<String, QuotaPod> pods, QuotaBook book) {}
+  private record Cached(long generation, long podsGeneration, QuotaTree tree, GpuPolicy policy, Map<String, QuotaPod> pods, QuotaBook book) {}
 
-  public QuotaLedgerBook(GpuLedger ledger, Supplier<GpuPolicy> policies, Function<String, Optional<PodFacts>> facts) {
+  public QuotaLedgerBook(GpuLedger ledger, Supplier<GpuPolicy> policies, KnownGpuPods pods) {
     this.ledger = ledger;
     this.policies = policies;
-    this.facts = facts;
+    this.pods = pods;
   }
 
-  /** The usage of every pod the ledger holds GPUs for. */
+  /** The usage of every pod that counts. */
   public QuotaBook book(QuotaTree tree) {
     return current(tree).book();
   }
@@ -77,26 +73,16 @@ public final class QuotaLedgerBook {
   }
 
   private Cached current(QuotaTree tree) {
+    // Both generations before the reads: a change meanwhile leaves the next call a new key.
     var generation = ledger.generation();
+    var podsGeneration = pods.generation();
     var policy = policies.get();
     var now = cached;
-    if (now != null && now.generation() == generation && now.tree() == tree && now.policy() == policy) {
+    if (now != null && now.generation() == generation && now.podsGeneration() == podsGeneration && now.tree() == tree && now.policy() == policy) {
       return now;
     }
-    var names = names(tree);
-    var pods = new LinkedHashMap<String, QuotaPod>();
-    for (var claim : ledger.claims().values()) {
-      var slash = claim.pod().indexOf('/');
-      if (slash <= 0) {
-        continue; // not a pod's claim
-      }
-      var namespace = claim.pod().substring(0, slash);
-      var known = facts.apply(claim.podUid());
-      var started = known.map(PodFacts::started).filter(at -> !at.equals(Instant.MAX)).map(Instant::toEpochMilli).orElse(Long.MAX_VALUE);
-      pods.put(claim.podUid(), new QuotaPod(claim.podUid(), namespace, QuotaAmounts.named(QuotaAmounts.of(claim, policy), names),
-          known.map(PodFacts::priority).orElse(0), started, known.flatMap(PodFacts::gang)));
-    }
-    var built = new Cached(generation, tree, policy, Map.copyOf(pods), QuotaBook.of(tree, pods.values()));
+    var counted = CountedPods.of(ledger, pods, policy, names(tree));
+    var built = new Cached(generation, podsGeneration, tree, policy, Map.copyOf(counted), QuotaBook.of(tree, counted.values()));
     cached = built;
     return built;
   }

@@ -35,9 +35,9 @@ import org.jboss.logging.Logger;
  * node refused for want of GPUs, or the quota refused it only because siblings borrow the parent's
  * max), on the placement leader only, at most once per pod per cool-down. The victims come from the
  * quota core's {@link ReclaimPlanner} (never a leaf at or under its min; fewest victims, lowest
- * priority, youngest; gangs whole), checked on the ledger's GPUs; each is evicted as preemption
- * evicts, with an Event naming the quota that took its GPUs back, and the pod is nominated to the
- * node.
+ * priority, youngest; gangs whole) among the pods the ledger holds GPUs for, checked on the
+ * ledger's GPUs; each is evicted as preemption evicts, with an Event naming the quota that took its
+ * GPUs back, and the pod is nominated to the node.
  */
 public final class QuotaReclaimer implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(QuotaReclaimer.class);
@@ -155,7 +155,9 @@ public final class QuotaReclaimer implements AutoCloseable {
     for (var counted : books.pods(tree.get()).values()) {
       var claim = claims.get(counted.uid());
       var known = facts.facts(counted.uid());
-      // Only bound pods that are not going already: a pod being placed has nobody to evict.
+      // Only bound pods that are not going already: a pod being placed has nobody to evict. Only
+      // the ledger's: a bound pod it has no claim for counts in its team's usage, but its GPUs are
+      // not the ledger's, so evicting it would free nothing the room check below could see.
       if (claim != null && (claim.phase() == GpuClaim.Phase.BOUND || claim.phase() == GpuClaim.Phase.ASSUMED) && known.isPresent() && !known.get().terminating()
           && !counted.uid().equals(uid)) {
         running.add(new RunningPod(counted, claim.node()));

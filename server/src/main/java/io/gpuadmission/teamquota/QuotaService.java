@@ -46,7 +46,7 @@ public class QuotaService {
       @ConfigProperty(name = "gpu-admission.quotas.reclaim-cool-down", defaultValue = "30s") Duration coolDown) {
     this.store = store;
     this.policies = policies;
-    this.books = new QuotaLedgerBook(ledger, policies::current, facts::facts);
+    this.books = new QuotaLedgerBook(ledger, policies::current, facts);
     this.gate = new QuotaGate(store::tree, policies::current, books);
     this.reclaimer = new QuotaReclaimer(
         gate, books, ledger, facts, decider, leader, cluster.available() ? new QuotaEvictions(cluster.client(), Clock.systemUTC()) : null,

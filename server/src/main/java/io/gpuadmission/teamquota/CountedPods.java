@@ -1,0 +1,49 @@
+package io.gpuadmission.teamquota;
+
+import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.QuotaAmounts;
+import io.gpuadmission.policy.GpuPolicy;
+import io.gpuadmission.preemption.KnownGpuPods;
+import io.gpuadmission.preemption.PodFacts;
+import io.gpuadmission.quota.QuotaPod;
+import io.gpuadmission.quota.QuotaResources;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The pods a team's usage counts, as quota sees them: every claim of the ledger (bound, assumed,
+ * reserved, planned for a gang member, chosen) by what it holds, and every bound pod asking GPUs
+ * that the ledger holds nothing for (bound by another scheduler, or before the install, on a node
+ * without the node agent) by what it asks. A pod counts once; a pending pod without a claim counts
+ * nothing. Priority, start and gang come from the pod informer's facts, for both.
+ */
+final class CountedPods {
+  private CountedPods() {}
+
+  /** By UID, amounts in {@code names} (the tree's resources). */
+  static Map<String, QuotaPod> of(GpuLedger ledger, KnownGpuPods pods, GpuPolicy policy, Set<String> names) {
+    var counted = new LinkedHashMap<String, QuotaPod>();
+    var claims = ledger.claims();
+    for (var claim : claims.values()) {
+      var slash = claim.pod().indexOf('/');
+      if (slash <= 0) {
+        continue; // not a pod's claim
+      }
+      counted.put(claim.podUid(), pod(claim.podUid(), claim.pod().substring(0, slash), QuotaAmounts.of(claim, policy), pods.facts(claim.podUid()), names));
+    }
+    for (var facts : pods.bound()) {
+      if (!claims.containsKey(facts.uid())) {
+        counted.put(facts.uid(), pod(facts.uid(), facts.namespace(), QuotaAmounts.of(facts.ask(), policy), Optional.of(facts), names));
+      }
+    }
+    return counted;
+  }
+
+  private static QuotaPod pod(String uid, String namespace, QuotaResources amounts, Optional<PodFacts> known, Set<String> names) {
+    var started = known.map(PodFacts::started).filter(at -> !at.equals(Instant.MAX)).map(Instant::toEpochMilli).orElse(Long.MAX_VALUE);
+    return new QuotaPod(uid, namespace, QuotaAmounts.named(amounts, names), known.map(PodFacts::priority).orElse(0), started, known.flatMap(PodFacts::gang));
+  }
+}
