@@ -37,8 +37,10 @@ import org.junit.jupiter.api.Test;
  * Issue 43 through the extender's HTTPS API as kube-scheduler calls it, on the mock API server:
  * three teams' ElasticQuotaTree over two nodes of four whole GPUs and a cGPU node. A pod over its
  * team's max waits with the quota's reason while another team's identical pod passes; a team
- * borrows up to its max while the others are idle; a team under its min takes borrowed GPUs back
- * (reclaim); a gang over its team's max waits whole; GPU memory shares and whole GPUs count in one tree.
+ * borrows up to its max while the others are idle; pods another scheduler bound without
+ * annotations count toward their team's max; a team under its min takes borrowed GPUs back
+ * (reclaim); a gang over its team's max waits whole; GPU memory shares and whole GPUs count in one
+ * tree.
  */
 @QuarkusTest
 @WithKubernetesTestServer(crud = true, setup = ClusterFixtures.class)
@@ -95,6 +97,21 @@ class QuotaPlacementTest {
 
     var other = filter(create(QuotaCluster.whole("quota-c", "train-c", 4)));
     assertThat(other.path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
+  }
+
+  @Test
+  void aTeamAtItsMaxByPodsAnotherSchedulerBoundWithoutAnnotationsWaitsWithTheQuotasReason() {
+    boundElsewhere(QuotaCluster.whole("quota-a", "elsewhere-0", 2), "whole-a");
+    boundElsewhere(QuotaCluster.whole("quota-a", "elsewhere-1", 4), "whole-b");
+    await().atMost(WITHIN).until(() -> inspected("team-a").path("used").path("nvidia.com/gpu").asText().equals("6"));
+    assertThat(QuotaCluster.NODES.stream().allMatch(n -> ledger.claimsOn(n).isEmpty())).isTrue();
+
+    var refused = filter(create(QuotaCluster.whole("quota-a", "train-a", 1)));
+    var reason = "quota team-a: nvidia.com/gpu used 6 + asked 1 > max 6";
+    assertThat(refused.path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(refused.path("FailedAndUnresolvableNodes"))
+        .isEqualTo(json("{\"whole-a\":\"" + reason + "\",\"whole-b\":\"" + reason + "\",\"share-q\":\"" + reason + "\"}"));
+    assertThat(inspected("root").path("used").path("nvidia.com/gpu").asText()).isEqualTo("6");
   }
 
   @Test
@@ -213,6 +230,14 @@ class QuotaPlacementTest {
   private void running(Pod pod, String node, String indices, int priority, String started) {
     var created = client.resource(QuotaCluster.bound(pod, node, indices, priority, started)).create();
     await().atMost(WITHIN).until(() -> ledger.claim(created.getMetadata().getUid()).isPresent());
+  }
+
+  /** Bound by the default scheduler, running, without the annotations of gpu-admission or its node agent. */
+  private void boundElsewhere(Pod pod, String node) {
+    pod.getSpec().setSchedulerName("default-scheduler");
+    pod.getSpec().setNodeName(node);
+    pod.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Running").withStartTime("2026-11-22T10:00:00Z").build());
+    create(pod);
   }
 
   private Pod create(Pod pod) {
