@@ -19,10 +19,12 @@ import java.util.Optional;
  * one). A gang is taken whole: its members on other nodes are evicted too and count.
  *
  * <p>Among the candidate nodes where, per {@link RoomCheck}, the pod fits once a qualifying set is
- * gone: fewest victims, then the lowest highest priority among them, then the lowest sum of
- * priorities, then the youngest (the latest start of the earliest started victim), then the node
- * name, then the uids. Per node the {@value #EXACT_UNITS} cheapest victim units (a pod, or a gang)
- * are searched exhaustively, so "fewest" is exact up to that many; beyond it only those are tried.
+ * gone: fewest PodDisruptionBudget violations (per {@link DisruptionAllowance}, a preference as in
+ * kube-scheduler's preemption, never a veto), then fewest victims, then the lowest highest priority
+ * among them, then the lowest sum of priorities, then the youngest (the latest start of the
+ * earliest started victim), then the node name, then the uids. Per node the {@value #EXACT_UNITS}
+ * cheapest victim units (a pod, or a gang) are searched exhaustively, so "fewest" is exact up to
+ * that many; beyond it only those are tried.
  */
 public final class ReclaimPlanner {
   /** How many victim units of a node are searched exhaustively (2^12 sets at most). */
@@ -30,9 +32,16 @@ public final class ReclaimPlanner {
 
   private ReclaimPlanner() {}
 
-  /** The plan, or empty when the pod does not qualify or no candidate node has a qualifying set. */
+  /** The plan without PodDisruptionBudgets, or empty when the pod does not qualify or no candidate node has a qualifying set. */
   public static Optional<ReclaimPlan> plan(
       QuotaBook book, QuotaPod pending, List<String> candidateNodes, List<RunningPod> running, RoomCheck room) {
+    return plan(book, pending, candidateNodes, running, room, DisruptionAllowance.NONE);
+  }
+
+  /** The plan, or empty when the pod does not qualify or no candidate node has a qualifying set. */
+  public static Optional<ReclaimPlan> plan(
+      QuotaBook book, QuotaPod pending, List<String> candidateNodes, List<RunningPod> running, RoomCheck room,
+      DisruptionAllowance budgets) {
     var leaf = book.tree().leafOf(pending.namespace());
     if (leaf.isEmpty() || !book.used(leaf.get()).add(pending.ask()).fitsWithin(leaf.get().min())) {
       return Optional.empty();
@@ -51,21 +60,20 @@ public final class ReclaimPlanner {
           .sorted(VictimUnit.CHEAPEST)
           .limit(EXACT_UNITS)
           .toList();
-      best = bestOnNode(node, onNode, rules, room, best);
+      best = bestOnNode(node, onNode, rules, room, budgets, best);
     }
     return Optional.ofNullable(best).map(candidate -> candidate.plan(book, leaf.get().name()));
   }
 
   /**
    * The best qualifying set on {@code node} if better than {@code best}, else {@code best}. Sets are
-   * tried by pod count (the first rank), each count's sets best first, so the search stops at the
-   * first that fits; a count above the best's is not built.
+   * tried by budget violations and pod count (the first ranks), each group's sets best first, so the
+   * search stops at the first that fits, or at the first no better than {@code best}: every later
+   * set ranks below it.
    */
-  private static Candidate bestOnNode(String node, List<VictimUnit> units, VictimRules rules, RoomCheck room, Candidate best) {
-    for (var sets : VictimSet.byPodCount(units)) {
-      if (best != null && !sets.isEmpty() && sets.get(0).pods() > best.set().pods()) {
-        return best;
-      }
+  private static Candidate bestOnNode(
+      String node, List<VictimUnit> units, VictimRules rules, RoomCheck room, DisruptionAllowance budgets, Candidate best) {
+    for (var sets : VictimSet.inRankOrder(units, budgets)) {
       for (var set : sets) {
         if (best != null && VictimSet.ORDER.compare(set, best.set()) >= 0) {
           return best;
