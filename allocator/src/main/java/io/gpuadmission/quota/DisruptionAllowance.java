@@ -45,6 +45,16 @@ public final class DisruptionAllowance {
     this.budgetsByUid = Map.copyOf(copy);
   }
 
+  /** Each budget and the disruptions it allows now. */
+  public Map<String, Integer> allowed() {
+    return allowed;
+  }
+
+  /** The budgets the eviction of the pod of this uid takes a disruption from; empty when none. */
+  public List<String> budgetsOf(String uid) {
+    return budgetsByUid.getOrDefault(uid, List.of());
+  }
+
   /** Whether any budget counts one of these pods: when none does, every set of them violates none. */
   boolean countsAny(Collection<RunningPod> pods) {
     return !budgetsByUid.isEmpty() && pods.stream().anyMatch(pod -> budgetsByUid.containsKey(pod.pod().uid()));
@@ -63,7 +73,7 @@ public final class DisruptionAllowance {
     var violating = 0;
     for (var victim : victims.stream().sorted(MORE_IMPORTANT_FIRST).toList()) {
       var violates = false;
-      for (var budget : budgetsByUid.getOrDefault(victim.pod().uid(), List.of())) {
+      for (var budget : budgetsOf(victim.pod().uid())) {
         if (left.merge(budget, -1, Integer::sum) < 0) {
           violates = true;
         }

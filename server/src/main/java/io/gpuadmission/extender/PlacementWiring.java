@@ -173,6 +173,13 @@ public class PlacementWiring {
     return podFacts;
   }
 
+  /** The PodDisruptionBudgets the one watcher keeps, which preemption and quota reclaim both weigh. */
+  @Produces
+  @Singleton
+  DisruptionBudgets disruptionBudgets() {
+    return budgets;
+  }
+
   @Produces
   @Singleton
   GpuPreemptor preemptor(PlacementDecider decider) {

@@ -6,6 +6,8 @@ import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -36,6 +38,27 @@ public final class DisruptionBudgets {
     budgets.remove(pdb.getMetadata().getNamespace() + "/" + pdb.getMetadata().getName());
   }
 
+  /** Each budget ({@code namespace/name}) and the disruptions it allows now. */
+  public Map<String, Integer> allowed() {
+    var out = new TreeMap<String, Integer>();
+    budgets.forEach((key, budget) -> out.put(key, budget.allowed()));
+    return out;
+  }
+
+  /**
+   * The budgets ({@code namespace/name}) the pod's eviction takes a disruption from: those of its
+   * namespace that select it and do not count it disrupted already.
+   */
+  public List<String> selecting(PodFacts pod) {
+    var out = new TreeSet<String>();
+    budgets.forEach((key, budget) -> {
+      if (counts(budget, pod)) {
+        out.add(key);
+      }
+    });
+    return List.copyOf(out);
+  }
+
   /** For pods ordered most important first: which of them would violate a budget if all were evicted. */
   boolean[] violating(List<PodFacts> ordered) {
     var out = new boolean[ordered.size()];
@@ -49,13 +72,8 @@ public final class DisruptionBudgets {
     }
     for (int p = 0; p < ordered.size(); p++) {
       var pod = ordered.get(p);
-      if (pod.labels().isEmpty()) {
-        continue; // a pod without labels matches no budget
-      }
       for (int b = 0; b < list.size(); b++) {
-        var budget = list.get(b);
-        if (!budget.namespace().equals(pod.namespace()) || !selects(budget.selector(), pod.labels())
-            || budget.disrupted().contains(pod.name())) {
+        if (!counts(list.get(b), pod)) {
           continue;
         }
         allowed[b]--;
@@ -65,6 +83,12 @@ public final class DisruptionBudgets {
       }
     }
     return out;
+  }
+
+  /** Whether evicting the pod takes a disruption from the budget; a pod without labels matches none. */
+  private static boolean counts(Budget budget, PodFacts pod) {
+    return !pod.labels().isEmpty() && budget.namespace().equals(pod.namespace()) && selects(budget.selector(), pod.labels())
+        && !budget.disrupted().contains(pod.name());
   }
 
   /**

@@ -6,6 +6,7 @@ import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementDecider;
+import io.gpuadmission.preemption.DisruptionBudgets;
 import io.gpuadmission.preemption.PodFacts;
 import io.gpuadmission.preemption.PodFactsIndex;
 import io.gpuadmission.preemption.PreemptionSearch;
@@ -34,9 +35,9 @@ import org.jboss.logging.Logger;
  * preemption only takes pods of lower priority, and cannot see quotas. Started from filter (every
  * node refused for want of GPUs, or the quota refused it only because siblings borrow the parent's
  * max), on the placement leader only, at most once per pod per cool-down. The victims come from the
- * quota core's {@link ReclaimPlanner} (never a leaf at or under its min; fewest victims, lowest
- * priority, youngest; gangs whole) among the pods the ledger holds GPUs for, checked on the
- * ledger's GPUs; each is evicted as preemption evicts, with an Event naming the quota that took its
+ * quota core's {@link ReclaimPlanner} (never a leaf at or under its min; fewest PodDisruptionBudget
+ * violations, as preemption weighs the same budgets, then fewest victims, lowest priority, youngest;
+ * gangs whole) among the pods the ledger holds GPUs for, checked on the ledger's GPUs; each is evicted as preemption evicts, with an Event naming the quota that took its
  * GPUs back, and the pod is nominated to the node.
  */
 public final class QuotaReclaimer implements AutoCloseable {
@@ -47,6 +48,7 @@ public final class QuotaReclaimer implements AutoCloseable {
   private final GpuLedger ledger;
   private final PodFactsIndex facts;
   private final PlacementDecider decider;
+  private final DisruptionBudgets budgets;
   private final LeaderGate leader;
   private final QuotaEvictions evictions;
   private final Clock clock;
@@ -56,13 +58,14 @@ public final class QuotaReclaimer implements AutoCloseable {
 
   /** {@code evictions}: null without a cluster (nothing is ever reclaimed). */
   QuotaReclaimer(
-      QuotaGate gate, QuotaLedgerBook books, GpuLedger ledger, PodFactsIndex facts, PlacementDecider decider, LeaderGate leader,
-      QuotaEvictions evictions, Clock clock, Duration coolDown) {
+      QuotaGate gate, QuotaLedgerBook books, GpuLedger ledger, PodFactsIndex facts, PlacementDecider decider, DisruptionBudgets budgets,
+      LeaderGate leader, QuotaEvictions evictions, Clock clock, Duration coolDown) {
     this.gate = gate;
     this.books = books;
     this.ledger = ledger;
     this.facts = facts;
     this.decider = decider;
+    this.budgets = budgets;
     this.leader = leader;
     this.evictions = evictions;
     this.clock = clock;
@@ -71,7 +74,7 @@ public final class QuotaReclaimer implements AutoCloseable {
 
   /** A reclaimer that never acts (with {@link QuotaGate#none}). */
   public static QuotaReclaimer none(QuotaGate gate, GpuLedger ledger, PodFactsIndex facts, PlacementDecider decider, LeaderGate leader) {
-    return new QuotaReclaimer(gate, null, ledger, facts, decider, leader, null, Clock.systemUTC(), Duration.ZERO);
+    return new QuotaReclaimer(gate, null, ledger, facts, decider, new DisruptionBudgets(), leader, null, Clock.systemUTC(), Duration.ZERO);
   }
 
   /**
@@ -163,7 +166,9 @@ public final class QuotaReclaimer implements AutoCloseable {
         running.add(new RunningPod(counted, claim.node()));
       }
     }
-    var plan = ReclaimPlanner.plan(book, pending.get(), nodes, running, (node, uids) -> fitsAfterRemoving(ask, node, uids, claims));
+    var plan = ReclaimPlanner.plan(
+        book, pending.get(), nodes, running, (node, uids) -> fitsAfterRemoving(ask, node, uids, claims),
+        ReclaimAllowance.of(budgets, running, facts::facts));
     if (plan.isEmpty() || plan.get().victims().isEmpty()) {
       LOG.debugf("no reclaim for %s/%s (%s): no borrower's pods make room on the %d nodes it could run on",
           pod.getMetadata().getNamespace(), pod.getMetadata().getName(), ask, nodes.size());

@@ -7,6 +7,7 @@ import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.policy.PolicyStore;
+import io.gpuadmission.preemption.DisruptionBudgets;
 import io.gpuadmission.preemption.PodFactsIndex;
 import io.gpuadmission.quota.QuotaBook;
 import io.gpuadmission.quota.QuotaTree;
@@ -40,6 +41,7 @@ public class QuotaService {
       GpuLedger ledger,
       PodFactsIndex facts,
       PlacementDecider decider,
+      DisruptionBudgets budgets,
       LeaderGate leader,
       ClusterConnection cluster,
       MeterRegistry meters,
@@ -49,7 +51,7 @@ public class QuotaService {
     this.books = new QuotaLedgerBook(ledger, policies::current, facts);
     this.gate = new QuotaGate(store::tree, policies::current, books);
     this.reclaimer = new QuotaReclaimer(
-        gate, books, ledger, facts, decider, leader, cluster.available() ? new QuotaEvictions(cluster.client(), Clock.systemUTC()) : null,
+        gate, books, ledger, facts, decider, budgets, leader, cluster.available() ? new QuotaEvictions(cluster.client(), Clock.systemUTC()) : null,
         Clock.systemUTC(), coolDown);
     this.metrics = new QuotaMetrics(meters, this, store);
   }
