@@ -9,6 +9,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.cluster.ClusterFixtures;
@@ -18,6 +19,7 @@ import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.policy.PolicyStore;
 import io.gpuadmission.policy.PolicyStore.PolicySource;
+import io.gpuadmission.preemption.DisruptionBudgets;
 import io.gpuadmission.preemption.PodFacts;
 import io.gpuadmission.support.Fixtures;
 import io.quarkus.test.common.http.TestHTTPResource;
@@ -39,7 +41,8 @@ import org.junit.jupiter.api.Test;
  * team's max waits with the quota's reason while another team's identical pod passes; a team
  * borrows up to its max while the others are idle; pods another scheduler bound without
  * annotations count toward their team's max; a team under its min takes borrowed GPUs back
- * (reclaim); a gang over its team's max waits whole; GPU memory shares and whole GPUs count in one
+ * (reclaim), sparing a pod whose PodDisruptionBudget allows no disruption when another way needs
+ * none; a gang over its team's max waits whole; GPU memory shares and whole GPUs count in one
  * tree.
  */
 @QuarkusTest
@@ -55,6 +58,7 @@ class QuotaPlacementTest {
   @Inject LeaderGate gate;
   @Inject QuotaTreeStore trees;
   @Inject PolicyStore policies;
+  @Inject DisruptionBudgets budgets;
 
   @BeforeEach
   void threeTeams() {
@@ -79,6 +83,8 @@ class QuotaPlacementTest {
         }
       }
     }
+    client.policy().v1().podDisruptionBudget().inNamespace("quota-b").delete();
+    await().atMost(WITHIN).until(() -> budgets.allowed().isEmpty());
     QuotaCluster.remove(client, ledger);
     await().atMost(WITHIN).until(() -> trees.tree().isEmpty());
   }
@@ -160,6 +166,32 @@ class QuotaPlacementTest {
     letGo("quota-b", "b-2");
     await().atMost(WITHIN).until(() -> ledger.claimsOn("whole-b").size() == 1);
     assertThat(filter(pod("quota-c", "c-0")).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
+  }
+
+  @Test
+  void reclaimSparesABorrowerWhosePodDisruptionBudgetAllowsNoDisruptionForAnotherThatViolatesNone() {
+    // As above, but b-2 (the youngest) serves behind a budget that allows no disruption now.
+    var serving = kept(QuotaCluster.whole("quota-b", "b-2", 2));
+    serving.getMetadata().setLabels(Map.of("role", "serving"));
+    client.resource(KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("quota/pdb-serving.yaml")), PodDisruptionBudget.class))
+        .create();
+    await().atMost(WITHIN).until(() -> Map.of("quota-b/serving", 0).equals(budgets.allowed()));
+    running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-1", 2)), "whole-a", "2,3", 100, "2026-11-22T10:01:00Z");
+    running(serving, "whole-b", "0,1", 100, "2026-11-22T10:05:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-3", 2)), "whole-b", "2,3", 500, "2026-11-22T10:02:00Z");
+
+    var pending = create(QuotaCluster.whole("quota-c", "c-0", 2));
+    assertThat(filter(pending).path("NodeNames").toString()).isEqualTo("[]");
+
+    await().atMost(WITHIN).until(() -> pod("quota-b", "b-1").getMetadata().getDeletionTimestamp() != null
+        && pod("quota-c", "c-0").getStatus() != null && "whole-a".equals(pod("quota-c", "c-0").getStatus().getNominatedNodeName()));
+    var message = "quota team-c took back its GPUs on node whole-a for pod quota-c/c-0 (under its min; quota team-b was borrowing them)";
+    await().atMost(WITHIN).until(() -> events("quota-b", "b-1").contains("QuotaReclaimed: " + message));
+    await().atMost(WITHIN).until(() -> events("quota-c", "c-0").contains(
+        "QuotaReclaiming: quota team-c is under its min: evicted quota-b/b-1 (borrowing) to free GPUs on node whole-a; nominated to whole-a"));
+    assertThat(List.of(pod("quota-a", "a-0"), pod("quota-b", "b-2"), pod("quota-b", "b-3")))
+        .allSatisfy(untouched -> assertThat(untouched.getMetadata().getDeletionTimestamp()).isNull());
   }
 
   @Test
