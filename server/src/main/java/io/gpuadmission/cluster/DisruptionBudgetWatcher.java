@@ -6,8 +6,8 @@ import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.util.function.Consumer;
 
 /**
- * Watches every PodDisruptionBudget (few objects, kept whole) for preemption, which prefers victims
- * that violate none, as kube-scheduler's does.
+ * Watches every PodDisruptionBudget (few objects, kept whole) for preemption and quota reclaim,
+ * which prefer victims that violate none, as kube-scheduler's preemption does.
  */
 public final class DisruptionBudgetWatcher implements AutoCloseable {
   private final SharedIndexInformer<PodDisruptionBudget> informer;
