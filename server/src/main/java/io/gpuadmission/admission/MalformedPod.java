@@ -17,6 +17,9 @@ final class MalformedPod {
   /** The problem with a review's Pod, or empty when the rules can read it. */
   static Optional<String> pod(ReviewObject pod) {
     var outline = pod.outline();
+    if (!outline.object()) {
+      return Optional.of(missing("request.object"));
+    }
     if (!outline.metadata() || !outline.spec()) {
       return Optional.of(missing(outline.metadata() ? "spec" : "metadata"));
     }

@@ -8,12 +8,13 @@ import java.util.Optional;
 
 /**
  * What the decoder notes about an object while it skips over it, for {@link MalformedPod}: whether
- * {@code metadata} and {@code spec} are objects, and the first null list entry. Noted on the one
+ * it is an object at all, whether {@code metadata} and {@code spec} are objects, and the first null
+ * list entry. Noted on the one
  * pass that reads the object's tokens anyway, so the check costs no pass of its own.
  */
-record ObjectOutline(boolean metadata, boolean spec, Optional<String> nullListEntry) {
+record ObjectOutline(boolean object, boolean metadata, boolean spec, Optional<String> nullListEntry) {
   /** A value that is not an object or array (only in a malformed review). */
-  static final ObjectOutline NOT_AN_OBJECT = new ObjectOutline(false, false, Optional.empty());
+  static final ObjectOutline NOT_AN_OBJECT = new ObjectOutline(false, false, false, Optional.empty());
 
   /** Reads the value starting at the parser's current token (an object or array) to its end. */
   static ObjectOutline read(JsonParser parser) throws IOException {
@@ -45,12 +46,12 @@ record ObjectOutline(boolean metadata, boolean spec, Optional<String> nullListEn
         case START_ARRAY -> depth++;
         case END_OBJECT, END_ARRAY -> {
           if (--depth == 0) {
-            return new ObjectOutline(metadata, spec, nulls.found());
+            return new ObjectOutline(topIsObject, metadata, spec, nulls.found());
           }
         }
         default -> nulls.token(parser, token);
       }
     }
-    return new ObjectOutline(metadata, spec, nulls.found());
+    return new ObjectOutline(topIsObject, metadata, spec, nulls.found());
   }
 }

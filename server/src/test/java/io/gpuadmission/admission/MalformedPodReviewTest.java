@@ -65,6 +65,20 @@ class MalformedPodReviewTest {
     assertThat(response.has("patch")).isFalse();
   }
 
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"mutate", "validate"})
+  void refusesAReviewWhoseObjectIsNotAnObject(String endpoint) throws IOException {
+    var review = Fixtures.jsonTree(Fixtures.path("reviews/pod-topology-worker.json")).deepCopy();
+    ((ObjectNode) review.path("request")).put("object", "hello");
+
+    var response = post(endpoint, review);
+
+    assertThat(response.path("allowed").asBoolean()).isFalse();
+    assertThat(response.path("status").path("reason").asText()).isEqualTo("BadRequest");
+    assertThat(response.path("status").path("message").asText())
+        .isEqualTo("Pod \"pytorch-dist-nccl-worker-0\": request.object is missing or not an object: a pod cannot be judged without it");
+  }
+
   @ParameterizedTest(name = "{0} {1}")
   @CsvSource({
     "mutate, metadata",

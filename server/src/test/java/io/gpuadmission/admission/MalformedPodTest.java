@@ -48,8 +48,8 @@ class MalformedPodTest {
         "{'metadata':{},'spec':{},'spec':null}|spec",
         "{'metadata':{},'metadata':null,'spec':{}}|metadata",
         "{'metadata':{},'spec':'none','spec':{'containers':[null]}}|",
-        "[{'metadata':{},'spec':{}}]|metadata",
-        "'text'|metadata",
+        "[{'metadata':{},'spec':{}}]|request.object",
+        "'text'|request.object",
       })
   void findsAMissingMetadataOrSpecOnlyAtTheTop(String pod, String missing) throws Exception {
     var problem = MalformedPod.pod(decode(pod.replace('\'', '"')).rawObject());
