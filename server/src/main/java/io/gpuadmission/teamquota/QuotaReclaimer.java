@@ -19,6 +19,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -38,7 +39,8 @@ import org.jboss.logging.Logger;
  * quota core's {@link ReclaimPlanner} (never a leaf at or under its min; fewest PodDisruptionBudget
  * violations, as preemption weighs the same budgets, then fewest victims, lowest priority, youngest;
  * gangs whole) among the pods the ledger holds GPUs for, checked on the ledger's GPUs; each is evicted as preemption evicts, with an Event naming the quota that took its
- * GPUs back, and the pod is nominated to the node.
+ * GPUs back, and the pod is nominated to the node. Pods terminating already count as gone: while
+ * they alone make room, nothing more is evicted and the pod waits for them.
  */
 public final class QuotaReclaimer implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(QuotaReclaimer.class);
@@ -80,7 +82,7 @@ public final class QuotaReclaimer implements AutoCloseable {
   /**
    * Filter refused every node of {@code nodes} for want of GPUs. True when the pod's leaf is under
    * its min with it, so reclaim is tried first: an attempt follows, and {@code otherwise} (the
-   * ordinary preemption) runs when no borrower's pods make room.
+   * ordinary preemption) runs when no borrower's pods make room and no pods terminating already do.
    */
   public boolean refused(Pod pod, GpuAsk ask, List<String> nodes, Runnable otherwise) {
     if (pending(pod, ask).isEmpty()) {
@@ -152,30 +154,78 @@ public final class QuotaReclaimer implements AutoCloseable {
       return false;
     }
     var uid = pod.getMetadata().getUid();
-    var book = books.bookWithout(tree.get(), List.of(uid));
     var claims = ledger.claims();
+    var counted = books.pods(tree.get());
+    var going = terminating(counted.keySet());
+    // The plan sees the pods terminating already as gone: their usage off their leaf and its
+    // ancestors, their GPUs free on their node. So an earlier attempt's victims still terminating
+    // after the cool-down are not taken for pods still to evict (that would evict a second pod for
+    // the same room, and push the victims' leaf below its min once both are gone: its min is checked
+    // against its usage without them), and a plan that needs none means the room is coming: the pod
+    // waits. Quota-wide rather than kube-scheduler's rule on the nominated node alone, because a
+    // reclaim frees quota as well as GPUs, and a gang victim goes whole, its members terminating on
+    // every node it ran on: each of them has left its leaf's usage however far from the pod's node.
+    var book = books.bookWithout(tree.get(), union(Set.of(uid), going));
     var running = new ArrayList<RunningPod>();
-    for (var counted : books.pods(tree.get()).values()) {
-      var claim = claims.get(counted.uid());
-      var known = facts.facts(counted.uid());
+    for (var other : counted.values()) {
+      var claim = claims.get(other.uid());
       // Only bound pods that are not going already: a pod being placed has nobody to evict. Only
       // the ledger's: a bound pod it has no claim for counts in its team's usage, but its GPUs are
       // not the ledger's, so evicting it would free nothing the room check below could see.
-      if (claim != null && (claim.phase() == GpuClaim.Phase.BOUND || claim.phase() == GpuClaim.Phase.ASSUMED) && known.isPresent() && !known.get().terminating()
-          && !counted.uid().equals(uid)) {
-        running.add(new RunningPod(counted, claim.node()));
+      if (claim != null && (claim.phase() == GpuClaim.Phase.BOUND || claim.phase() == GpuClaim.Phase.ASSUMED) && facts.facts(other.uid()).isPresent()
+          && !going.contains(other.uid()) && !other.uid().equals(uid)) {
+        running.add(new RunningPod(other, claim.node()));
       }
     }
     var plan = ReclaimPlanner.plan(
-        book, pending.get(), nodes, running, (node, uids) -> fitsAfterRemoving(ask, node, uids, claims),
+        book, pending.get(), nodes, running, (node, uids) -> fitsAfterRemoving(ask, node, union(uids, going), claims),
         ReclaimAllowance.of(budgets, running, facts::facts));
-    if (plan.isEmpty() || plan.get().victims().isEmpty()) {
+    if (plan.isEmpty()) {
       LOG.debugf("no reclaim for %s/%s (%s): no borrower's pods make room on the %d nodes it could run on",
           pod.getMetadata().getNamespace(), pod.getMetadata().getName(), ask, nodes.size());
       return false;
     }
+    if (plan.get().victims().isEmpty()) {
+      return waitsForTerminating(pod, ask, plan.get().node(), claims);
+    }
     execute(pod, plan.get());
     return true;
+  }
+
+  /**
+   * The plan takes no victim on {@code node}. True (the pod waits) when that is only so with the pods
+   * terminating gone; false when it fits there now, GPUs and quota alike: then what refused it is
+   * none of reclaim's business (another pod's nomination holding the GPUs), and the ordinary
+   * preemption decides.
+   */
+  private boolean waitsForTerminating(Pod pod, GpuAsk ask, String node, Map<String, GpuClaim> claims) {
+    var meta = pod.getMetadata();
+    if (fitsAfterRemoving(ask, node, Set.of(), claims) && gate.refusal(meta.getNamespace(), meta.getUid(), ask).isEmpty()) {
+      return false;
+    }
+    LOG.debugf("no reclaim for %s/%s (%s): pods terminating already make room on node %s; it waits for them",
+        meta.getNamespace(), meta.getName(), ask, node);
+    return true;
+  }
+
+  /** The uids of {@code uids} whose pods are terminating. */
+  private Set<String> terminating(Set<String> uids) {
+    var going = new HashSet<String>();
+    for (var uid : uids) {
+      if (facts.facts(uid).filter(PodFacts::terminating).isPresent()) {
+        going.add(uid);
+      }
+    }
+    return going;
+  }
+
+  private static Set<String> union(Set<String> some, Set<String> others) {
+    if (others.isEmpty()) {
+      return some;
+    }
+    var all = new HashSet<String>(some);
+    all.addAll(others);
+    return all;
   }
 
   private boolean fitsAfterRemoving(GpuAsk ask, String node, Set<String> uids, Map<String, GpuClaim> claims) {

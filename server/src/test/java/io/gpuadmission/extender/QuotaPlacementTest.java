@@ -31,6 +31,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -41,8 +42,9 @@ import org.junit.jupiter.api.Test;
  * team's max waits with the quota's reason while another team's identical pod passes; a team
  * borrows up to its max while the others are idle; pods another scheduler bound without
  * annotations count toward their team's max; a team under its min takes borrowed GPUs back
- * (reclaim), sparing a pod whose PodDisruptionBudget allows no disruption when another way needs
- * none; a gang over its team's max waits whole; GPU memory shares and whole GPUs count in one
+ * (reclaim), evicting no second borrower after the cool-down while its first victim is still
+ * terminating, and sparing a pod whose PodDisruptionBudget allows no disruption when another way
+ * needs none; a gang over its team's max waits whole; GPU memory shares and whole GPUs count in one
  * tree.
  */
 @QuarkusTest
@@ -59,6 +61,9 @@ class QuotaPlacementTest {
   @Inject QuotaTreeStore trees;
   @Inject PolicyStore policies;
   @Inject DisruptionBudgets budgets;
+
+  @ConfigProperty(name = "gpu-admission.quotas.reclaim-cool-down")
+  Duration coolDown;
 
   @BeforeEach
   void threeTeams() {
@@ -166,6 +171,47 @@ class QuotaPlacementTest {
     letGo("quota-b", "b-2");
     await().atMost(WITHIN).until(() -> ledger.claimsOn("whole-b").size() == 1);
     assertThat(filter(pod("quota-c", "c-0")).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
+  }
+
+  @Test
+  void aSecondReclaimAfterTheCoolDownEvictsNoOtherBorrowerWhileTheFirstVictimIsStillTerminating() throws InterruptedException {
+    // As above; b-2, the one victim, stays terminating (the kubelet's finalizer) past the cool-down
+    // and still counts in team-b's usage. Once it goes, team-b keeps its min of 4 (b-1 and b-3).
+    running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-1", 2)), "whole-a", "2,3", 100, "2026-11-22T10:01:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-2", 2)), "whole-b", "0,1", 100, "2026-11-22T10:05:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-3", 2)), "whole-b", "2,3", 500, "2026-11-22T10:02:00Z");
+    var reason = "quota root: nvidia.com/gpu used 8 + asked 2 > max 8";
+    var waiting = json("{\"whole-a\":\"" + reason + "\",\"whole-b\":\"" + reason + "\",\"share-q\":\"" + reason + "\"}");
+
+    var pending = create(QuotaCluster.whole("quota-c", "c-0", 2));
+    assertThat(filter(pending).path("FailedAndUnresolvableNodes")).isEqualTo(waiting);
+    await().atMost(WITHIN).until(() -> pod("quota-b", "b-2").getMetadata().getDeletionTimestamp() != null
+        && pod("quota-c", "c-0").getStatus() != null && "whole-b".equals(pod("quota-c", "c-0").getStatus().getNominatedNodeName()));
+    var reclaimed = "QuotaReclaimed: quota team-c took back its GPUs on node whole-b for pod quota-c/c-0"
+        + " (under its min; quota team-b was borrowing them)";
+    var reclaiming = "QuotaReclaiming: quota team-c is under its min: evicted quota-b/b-2 (borrowing) to free GPUs on node whole-b;"
+        + " nominated to whole-b";
+    await().atMost(WITHIN).until(() -> eventsOf(pod("quota-b", "b-2")).contains(reclaimed) && eventsOf(pod("quota-c", "c-0")).contains(reclaiming));
+
+    // kube-scheduler filters the pod again after each cool-down: it waits with the quota's reason.
+    for (var round = 0; round < 2; round++) {
+      Thread.sleep(coolDown.plusMillis(200).toMillis());
+      assertThat(filter(pod("quota-c", "c-0")).path("FailedAndUnresolvableNodes")).isEqualTo(waiting);
+      await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3)).until(() -> pod("quota-a", "a-0").getMetadata().getDeletionTimestamp() == null
+          && pod("quota-b", "b-1").getMetadata().getDeletionTimestamp() == null && pod("quota-b", "b-3").getMetadata().getDeletionTimestamp() == null);
+    }
+    assertThat(inspected("team-b").path("used").path("nvidia.com/gpu").asText()).isEqualTo("6");
+    // One victim, one Event each: none for the pods that stay, none for a second attempt.
+    var pods = List.of(pod("quota-a", "a-0"), pod("quota-b", "b-1"), pod("quota-b", "b-2"), pod("quota-b", "b-3"), pod("quota-c", "c-0"));
+    assertThat(pods.stream().flatMap(p -> eventsOf(p).stream().map(event -> p.getMetadata().getName() + " " + event)).toList())
+        .containsExactlyInAnyOrder("b-2 " + reclaimed, "c-0 " + reclaiming);
+
+    // The kubelet lets b-2 go: team-c's pod fits there, and team-b is at its min.
+    letGo("quota-b", "b-2");
+    await().atMost(WITHIN).until(() -> ledger.claimsOn("whole-b").size() == 1);
+    assertThat(filter(pod("quota-c", "c-0")).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
+    assertThat(inspected("team-b").path("used").path("nvidia.com/gpu").asText()).isEqualTo("4");
   }
 
   @Test
@@ -314,6 +360,14 @@ class QuotaPlacementTest {
       p.getMetadata().setFinalizers(new ArrayList<>());
       return p;
     });
+  }
+
+  /** The Events about this very pod (by UID: the mock API server keeps those of earlier tests' pods of the same name). */
+  private List<String> eventsOf(Pod pod) {
+    return client.v1().events().inNamespace(pod.getMetadata().getNamespace()).list().getItems().stream()
+        .filter(e -> pod.getMetadata().getUid().equals(e.getInvolvedObject().getUid()))
+        .map(e -> e.getReason() + ": " + e.getMessage())
+        .toList();
   }
 
   private static PodCondition disruptionTarget(Pod pod) {
