@@ -1,11 +1,13 @@
 package io.gpuadmission.cluster;
 
+import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.RequestConfigBuilder;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Consumer;
 import org.jboss.logging.Logger;
 
@@ -95,8 +97,14 @@ final class Informers {
     }
   }
 
-  /** A handler that treats an add and an update alike: the object as it is now, or gone. */
-  static <T> ResourceEventHandler<T> handler(Consumer<T> current, Consumer<T> gone) {
+  /**
+   * A handler that treats an add and an update alike: the object as it is now, or gone. An update
+   * whose object has another UID than before is the old object gone and a new one: fabric8's store
+   * is keyed by namespace and name, so an object deleted and created again under the same name
+   * while the watch was down reaches the handlers, on the relist, as an update from the old object
+   * to the new one, and the old one's delete never comes.
+   */
+  static <T extends HasMetadata> ResourceEventHandler<T> handler(Consumer<T> current, Consumer<T> gone) {
     return new ResourceEventHandler<>() {
       @Override
       public void onAdd(T obj) {
@@ -105,6 +113,9 @@ final class Informers {
 
       @Override
       public void onUpdate(T oldObj, T newObj) {
+        if (!Objects.equals(uid(oldObj), uid(newObj))) {
+          gone.accept(oldObj);
+        }
         current.accept(newObj);
       }
 
@@ -113,6 +124,10 @@ final class Informers {
         gone.accept(obj);
       }
     };
+  }
+
+  private static String uid(HasMetadata obj) {
+    return obj == null || obj.getMetadata() == null ? null : obj.getMetadata().getUid();
   }
 
   /** The informers started and not stopped. */
