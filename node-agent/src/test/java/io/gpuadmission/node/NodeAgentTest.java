@@ -283,7 +283,10 @@ class NodeAgentTest {
     agent.round();
     assertThat(health.ready().status()).isEqualTo(503);
     kubelet.start();
-    agent.round();
+    // Ready from the first round the kubelet answers, which need not be the first round after its
+    // start: gRPC may still be finishing a reconnect attempt to the socket the stopped kubelet left
+    // (seen under load). The agent's rounds repeat; so does this one, until an answer.
+    await().atMost(Duration.ofSeconds(20)).until(() -> agent.round().kubeletAnswered());
     assertThat(health.ready().status()).isEqualTo(200);
     // A kubelet restart later does not make it unready; a round thread stuck for a minute makes it dead.
     kubelet.stop();
