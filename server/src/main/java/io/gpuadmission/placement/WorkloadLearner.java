@@ -126,11 +126,10 @@ public final class WorkloadLearner implements Supplier<TargetWorkload> {
 
   /** The pod finished or was deleted at {@code at}: it counts until {@code at} plus the window. */
   public synchronized void finished(String uid, GpuAsk ask, Instant at) {
-    var known = uid == null ? null : pods.get(uid);
-    // A pod counted that asks nothing now (the policy names other GPU resources) ends as what it asked.
-    if (uid == null || (known == null && ask.kind() == GpuAsk.Kind.NONE)) {
+    if (uid == null || ask.kind() == GpuAsk.Kind.NONE) {
       return;
     }
+    var known = pods.get(uid);
     if (known != null && known.finishedAt() != null) {
       return;
     }

@@ -76,18 +76,6 @@ class WorkloadLearnerTest {
   }
 
   @Test
-  void aPodThatAsksNoGpuUnderANewPolicyEndsAsWhatItAskedAndLeavesAfterTheWindow() throws Exception {
-    learner.observe(pod("train-1", null, "1", "8", "Running"), PolicyParser.builtInDefault());
-    var renamed = PolicyParser.parse(PolicyParser.builtInDefaultText().replace("wholeGpuResource: nvidia.com/gpu", "wholeGpuResource: example.com/gpu"));
-
-    learner.gone(pod("train-1", null, "1", "8", "Running"), renamed);
-    clock.now = clock.now.plus(window);
-
-    assertThat(learner.get().weights()).isEmpty();
-    assertThat(learner.get().pods()).isZero();
-  }
-
-  @Test
   void aPodKubeSchedulerAsksAboutCountsAtOnceButOnlyForAMinuteUnlessTheInformerShowsIt() {
     learner.asked("uid-new", GpuAsk.share(4).with(1000, java.util.Set.of()));
     learner.asked("uid-bogus", GpuAsk.whole(8));
