@@ -3,8 +3,6 @@ package io.gpuadmission.cluster;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.client.informers.cache.Cache;
 import io.fabric8.kubernetes.client.informers.cache.ItemStore;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
@@ -46,20 +44,6 @@ final class KeepOnlyStore<T extends HasMetadata> implements ItemStore<T> {
     }
     var held = items.remove(key);
     return held != null ? held : obj;
-  }
-
-  /**
-   * Removes and returns the objects held that are not kept any more (what to keep has changed).
-   * One replaced meanwhile stays for its own event: the informer tells it.
-   */
-  List<T> dropUnkept() {
-    var dropped = new ArrayList<T>();
-    items.forEach((key, held) -> {
-      if (!keep.test(held) && items.remove(key, held)) {
-        dropped.add(held);
-      }
-    });
-    return dropped;
   }
 
   @Override

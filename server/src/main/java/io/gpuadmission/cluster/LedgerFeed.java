@@ -62,13 +62,10 @@ public final class LedgerFeed {
   /**
    * A pod's current state: bound with a choice confirms it, finished frees it, a pending gang
    * member's plan holds its GPUs (and a plan removed frees them), pending keeps any reservation;
-   * a choice in flight goes once the pod is bound without one, or is being deleted. A pod that is
-   * no GPU pod (any more: the policy names other GPU resources) is gone: the pod store tells one it
-   * held before and keeps no more as an update, and never tells its delete.
+   * a choice in flight goes once the pod is bound without one, or is being deleted.
    */
   public void pod(Pod pod) {
     if (!keeps(pod)) {
-      podGone(pod);
       return;
     }
     var uid = pod.getMetadata().getUid();
@@ -94,15 +91,6 @@ public final class LedgerFeed {
   public void podGone(Pod pod) {
     ledger.forget(pod.getMetadata().getUid());
     podsGone.forEach(listener -> listener.accept(pod));
-  }
-
-  /**
-   * The policy changed what a GPU pod is: the pods {@code store} holds and keeps no more are gone,
-   * from the store and here. Pods it keeps are not told again here: one read from the store may
-   * be older than one the informer is telling meanwhile.
-   */
-  void forgetUnkept(KeepOnlyStore<Pod> store) {
-    store.dropUnkept().forEach(this::podGone);
   }
 
   /** Whether {@code map} is one the ledger reads: an {@code unhealthy-gpu-<node>} ConfigMap. */

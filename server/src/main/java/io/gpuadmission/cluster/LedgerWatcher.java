@@ -32,7 +32,6 @@ public final class LedgerWatcher implements AutoCloseable {
   private final List<SharedIndexInformer<?>> informers = new ArrayList<>();
   private volatile NodeSource nodes;
   private volatile SharedIndexInformer<Pod> pods;
-  private volatile KeepOnlyStore<Pod> podStore;
 
   public LedgerWatcher(KubernetesClient client, GpuLedger ledger, Supplier<GpuPolicy> policies) {
     this.client = Informers.listing(client);
@@ -66,9 +65,7 @@ public final class LedgerWatcher implements AutoCloseable {
     var pods = client.pods().inAnyNamespace().withLimit(BoundPods.PAGE).runnableInformer(0);
     this.pods = pods;
     pods.removeNamespaceIndex();
-    var podStore = new KeepOnlyStore<Pod>(feed::keeps, feed::strip);
-    this.podStore = podStore;
-    pods.itemStore(podStore);
+    pods.itemStore(new KeepOnlyStore<Pod>(feed::keeps, feed::strip));
     pods.addEventHandler(Informers.handler(feed::pod, feed::podGone));
     var maps = client.configMaps().inNamespace(KUBE_SYSTEM).withLimit(BoundPods.PAGE).runnableInformer(0);
     maps.removeNamespaceIndex();
@@ -97,18 +94,6 @@ public final class LedgerWatcher implements AutoCloseable {
   @Override
   public void close() {
     informers.forEach(Informers::stop);
-  }
-
-  /**
-   * The policy changed what a GPU pod is or what it asks ({@link io.gpuadmission.placement.GpuAsk#policyParts}):
-   * the pods held that are GPU pods no more are forgotten, by the ledger and everyone told of pods.
-   * Call before reading {@link #gpuPods} again.
-   */
-  public void forgetPodsNoLongerKept() {
-    var store = podStore;
-    if (store != null) {
-      feed.forgetUnkept(store);
-    }
   }
 
   /** The policy's node labels changed: every node is read again, not just the next one to change. */

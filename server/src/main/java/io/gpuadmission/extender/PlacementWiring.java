@@ -16,7 +16,6 @@ import io.gpuadmission.gang.GangPlanning;
 import io.gpuadmission.gang.GangRegistry;
 import io.gpuadmission.placement.ChoiceOverrides;
 import io.gpuadmission.placement.ChoicesInFlight;
-import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementConfig;
@@ -218,10 +217,8 @@ public class PlacementWiring {
             .alsoTell(pod -> learner.observe(pod, policies.current()), pod -> learner.gone(pod, policies.current()))
             .start(nodes);
     budgetWatcher = new DisruptionBudgetWatcher(cluster.client(), budgets::current, budgets::gone).start();
-    // Another job or replica label makes other pods gang members, other GPU resource names other
-    // pods GPU pods or other asks: read them all again, once those no GPU pod now are forgotten.
-    policies.onChangeOf(GpuAsk::policyParts, policy -> {
-      watcher.forgetPodsNoLongerKept();
+    // Another job or replica label makes other pods gang members: read them all again.
+    policies.onChangeOf(p -> List.of(p.topology().jobLabel(), p.topology().replicaLabel()), policy -> {
       podFacts.replaceAll(watcher::gpuPods);
       gangs.replaceAll(watcher::gpuPods);
     });

@@ -6,7 +6,6 @@ import io.gpuadmission.pod.CpuRequest;
 import io.gpuadmission.pod.PodResources;
 import io.gpuadmission.pod.TopologyJob;
 import io.gpuadmission.policy.GpuPolicy;
-import java.util.List;
 import java.util.Set;
 
 /**
@@ -71,17 +70,6 @@ public record GpuAsk(Kind kind, long memory, int count, long cpuMilli, Set<Strin
     }
     var nvlink = policy.topology().requireNVLink() && TopologyJob.of(pod, policy.topology()).isPresent();
     return (nvlink ? nvlinked(whole) : whole(whole)).with(CpuRequest.milli(pod), Set.of());
-  }
-
-  /**
-   * The parts of {@code policy} that {@link #of} reads: what makes a pod a GPU pod and what it asks.
-   * State kept from pods read under one policy is read again when these change.
-   */
-  public static List<Object> policyParts(GpuPolicy policy) {
-    var topology = policy.topology();
-    return List.of(
-        policy.sharedMemory().resourceName(), topology.resourceName(), topology.wholeGpuResource(), topology.requireNVLink(), topology.jobLabel(),
-        topology.replicaLabel());
   }
 
   /** The allocator's task for this ask: whole GPUs of any size, or a share of one GPU. */
