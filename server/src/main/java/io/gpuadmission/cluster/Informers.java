@@ -98,13 +98,26 @@ final class Informers {
   }
 
   /**
-   * A handler that treats an add and an update alike: the object as it is now, or gone. An update
-   * whose object has another UID than before is the old object gone and a new one: fabric8's store
-   * is keyed by namespace and name, so an object deleted and created again under the same name
-   * while the watch was down reaches the handlers, on the relist, as an update from the old object
-   * to the new one, and the old one's delete never comes.
+   * A handler that treats an add and an update alike: the object as it is now, or gone. For
+   * consumers that know objects by name (nodes, ConfigMaps, budgets, the tree): an object deleted
+   * and created again under its name is, to them, the same object changed.
    */
   static <T extends HasMetadata> ResourceEventHandler<T> handler(Consumer<T> current, Consumer<T> gone) {
+    return handler(current, gone, false);
+  }
+
+  /**
+   * As {@link #handler}, for consumers that know objects by UID (the GPU ledger's pods): an update
+   * whose object has another UID than before is the old object gone, then a new one. fabric8's
+   * store is keyed by namespace and name, so a pod deleted and created again under its name while
+   * the watch was down reaches the handlers, on the relist, as an update from the old pod to the
+   * new one, and the old one's delete never comes.
+   */
+  static <T extends HasMetadata> ResourceEventHandler<T> handlerByUid(Consumer<T> current, Consumer<T> gone) {
+    return handler(current, gone, true);
+  }
+
+  private static <T extends HasMetadata> ResourceEventHandler<T> handler(Consumer<T> current, Consumer<T> gone, boolean byUid) {
     return new ResourceEventHandler<>() {
       @Override
       public void onAdd(T obj) {
@@ -113,7 +126,7 @@ final class Informers {
 
       @Override
       public void onUpdate(T oldObj, T newObj) {
-        if (!Objects.equals(uid(oldObj), uid(newObj))) {
+        if (byUid && !Objects.equals(uid(oldObj), uid(newObj))) {
           gone.accept(oldObj);
         }
         current.accept(newObj);

@@ -66,7 +66,7 @@ public final class LedgerWatcher implements AutoCloseable {
     this.pods = pods;
     pods.removeNamespaceIndex();
     pods.itemStore(new KeepOnlyStore<Pod>(feed::keeps, feed::strip));
-    pods.addEventHandler(Informers.handler(feed::pod, feed::podGone));
+    pods.addEventHandler(Informers.handlerByUid(feed::pod, feed::podGone));
     var maps = client.configMaps().inNamespace(KUBE_SYSTEM).withLimit(BoundPods.PAGE).runnableInformer(0);
     maps.removeNamespaceIndex();
     maps.itemStore(new KeepOnlyStore<ConfigMap>(LedgerFeed::unhealthyGpus, m -> m));

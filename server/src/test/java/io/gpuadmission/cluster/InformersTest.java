@@ -19,13 +19,15 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The handler every informer of the service reports through. fabric8's store is keyed by namespace
+ * The handlers every informer of the service reports through. fabric8's store is keyed by namespace
  * and name: a pod deleted and created again under its name while the watch was down comes back, on
  * the relist, as an update from the old pod to the new one, never as a delete.
  */
 class InformersTest {
   private final List<String> told = new ArrayList<>();
   private final io.fabric8.kubernetes.client.informers.ResourceEventHandler<Pod> handler =
+      Informers.handlerByUid(p -> told.add("current " + p.getMetadata().getUid()), p -> told.add("gone " + p.getMetadata().getUid()));
+  private final io.fabric8.kubernetes.client.informers.ResourceEventHandler<Pod> byName =
       Informers.handler(p -> told.add("current " + p.getMetadata().getUid()), p -> told.add("gone " + p.getMetadata().getUid()));
 
   @Test
@@ -40,6 +42,14 @@ class InformersTest {
     handler.onUpdate(pod("web-0", "uid-1", "1"), pod("web-0", "uid-2", "7"));
 
     assertThat(told).containsExactly("gone uid-1", "current uid-2");
+  }
+
+  @Test
+  void toAConsumerByNameAnObjectCreatedAgainUnderItsNameIsTheSameObjectChanged() {
+    // A node or ConfigMap must not be missing, even for a moment, to a filter running beside.
+    byName.onUpdate(pod("web-0", "uid-1", "1"), pod("web-0", "uid-2", "7"));
+
+    assertThat(told).containsExactly("current uid-2");
   }
 
   @Test
@@ -62,7 +72,7 @@ class InformersTest {
     var index = new PodFactsIndex(PolicyParser::builtInDefault, ledger);
     var feed = new LedgerFeed(ledger, PolicyParser::builtInDefault).alsoTell(index::current, index::gone);
     var books = new QuotaLedgerBook(ledger, PolicyParser::builtInDefault, index);
-    var pods = Informers.<Pod>handler(feed::pod, feed::podGone);
+    var pods = Informers.<Pod>handlerByUid(feed::pod, feed::podGone);
     Fixtures.nodes(Fixtures.path("quota/nodes.yaml")).forEach(feed::node);
     var teamA = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("quota/pods-default-scheduler.yaml")), KubernetesList.class)
         .getItems().stream().map(Pod.class::cast).map(feed::strip).toList();
