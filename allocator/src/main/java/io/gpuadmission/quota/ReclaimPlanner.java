@@ -66,19 +66,38 @@ public final class ReclaimPlanner {
   }
 
   /**
-   * The best qualifying set on {@code node} if better than {@code best}, else {@code best}. Sets are
-   * tried by budget violations and pod count (the first ranks), each group's sets best first, so the
-   * search stops at the first that fits, or at the first no better than {@code best}: every later
-   * set ranks below it.
+   * The best qualifying set on {@code node} if better than {@code best}, else {@code best}. First
+   * the sets that violate no budget, fewest pods first and each count's sets best first: the first
+   * that fits is the node's best (violations rank first), and the search stops at the first no
+   * better than {@code best}, as every later one ranks below it. Sets are built a pod count at a
+   * time, so a node where one victim makes room costs its single victims only. Only when none of
+   * those fits, and {@code best} violates a budget too (or there is none yet), are sets that violate
+   * budgets tried, all of them in rank order.
    */
   private static Candidate bestOnNode(
       String node, List<VictimUnit> units, VictimRules rules, RoomCheck room, DisruptionAllowance budgets, Candidate best) {
+    for (var sets : VictimSet.byPodCount(units, budgets)) {
+      for (var set : sets) {
+        if (set.pdbViolations() > 0) {
+          break; // the rest of this count violates budgets too
+        }
+        if (best != null && VictimSet.ORDER.compare(set, best.set()) >= 0) {
+          return best;
+        }
+        if (rules.allows(set) && room.fitsAfterRemoving(node, set.uids())) {
+          return new Candidate(node, set);
+        }
+      }
+    }
+    if (best != null && best.set().pdbViolations() == 0 || !budgets.countsAny(VictimSet.members(units))) {
+      return best;
+    }
     for (var sets : VictimSet.inRankOrder(units, budgets)) {
       for (var set : sets) {
         if (best != null && VictimSet.ORDER.compare(set, best.set()) >= 0) {
           return best;
         }
-        if (rules.allows(set) && room.fitsAfterRemoving(node, set.uids())) {
+        if (set.pdbViolations() > 0 && rules.allows(set) && room.fitsAfterRemoving(node, set.uids())) {
           return new Candidate(node, set);
         }
       }

@@ -45,8 +45,8 @@ record VictimSet(
    * the units, every set violates none and a group's sets are built only when it is reached.
    */
   static Iterable<List<VictimSet>> inRankOrder(List<VictimUnit> units, DisruptionAllowance budgets) {
-    if (!budgets.countsAny(units.stream().flatMap(unit -> unit.members().stream()).toList())) {
-      return byPodCount(units);
+    if (!budgets.countsAny(members(units))) {
+      return byPodCount(units, budgets);
     }
     var all = new ArrayList<VictimSet>(1 << units.size());
     for (var mask = 0; mask < 1 << units.size(); mask++) {
@@ -64,7 +64,11 @@ record VictimSet(
     return groups;
   }
 
-  private static Iterable<List<VictimSet>> byPodCount(List<VictimUnit> units) {
+  /**
+   * Every subset of {@code units}, grouped by pod count, fewest first, each group best first (so
+   * within a group those violating no budget come first); a group's sets are built when it is reached.
+   */
+  static Iterable<List<VictimSet>> byPodCount(List<VictimUnit> units, DisruptionAllowance budgets) {
     var total = units.stream().mapToInt(unit -> unit.members().size()).sum();
     var masks = new ArrayList<List<Integer>>();
     for (var count = 0; count <= total; count++) {
@@ -82,11 +86,15 @@ record VictimSet(
     return () -> masks.stream().filter(group -> !group.isEmpty()).map(group -> {
       var sets = new ArrayList<VictimSet>(group.size());
       for (var mask : group) {
-        sets.add(of(chosen(units, mask), DisruptionAllowance.NONE));
+        sets.add(of(chosen(units, mask), budgets));
       }
       sets.sort(ORDER);
       return (List<VictimSet>) sets;
     }).iterator();
+  }
+
+  static List<RunningPod> members(List<VictimUnit> units) {
+    return units.stream().flatMap(unit -> unit.members().stream()).toList();
   }
 
   private static List<VictimUnit> chosen(List<VictimUnit> units, int mask) {
