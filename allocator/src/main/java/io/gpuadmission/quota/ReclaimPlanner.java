@@ -22,7 +22,7 @@ import java.util.Optional;
  * gone: fewest PodDisruptionBudget violations (per {@link DisruptionAllowance}, a preference as in
  * kube-scheduler's preemption, never a veto), then fewest victims, then the lowest highest priority
  * among them, then the lowest sum of priorities, then the youngest (the latest start of the
- * earliest started victim), then the node name, then the uids. Per node the {@value #EXACT_UNITS}
+ * earliest started victim), then the victims' uids, then the node name. Per node the {@value #EXACT_UNITS}
  * cheapest victim units (a pod, or a gang) are searched exhaustively, so "fewest" is exact up to
  * that many; beyond it only those are tried.
  */
