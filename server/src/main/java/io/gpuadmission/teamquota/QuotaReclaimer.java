@@ -38,8 +38,9 @@ import org.jboss.logging.Logger;
  * max), on the placement leader only, at most once per pod per cool-down. The victims come from the
  * quota core's {@link ReclaimPlanner} (never a leaf at or under its min; fewest PodDisruptionBudget
  * violations, as preemption weighs the same budgets, then fewest victims, lowest priority, youngest;
- * gangs whole) among the pods the ledger holds GPUs for, checked on the ledger's GPUs; each is evicted as preemption evicts, with an Event naming the quota that took its
- * GPUs back, and the pod is nominated to the node. Pods terminating already count as gone: while
+ * gangs whole) among the pods the ledger holds GPUs for, checked on the ledger's GPUs; each is
+ * evicted as preemption evicts, with an Event naming the quota that took its GPUs back, and the pod
+ * is nominated to the node. Pods terminating already count as gone: while
  * they alone make room, nothing more is evicted and the pod waits for them.
  */
 public final class QuotaReclaimer implements AutoCloseable {
