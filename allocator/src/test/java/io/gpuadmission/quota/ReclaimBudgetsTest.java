@@ -7,7 +7,6 @@ import static io.gpuadmission.quota.QuotaTreeTest.tree;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -15,30 +14,11 @@ import org.junit.jupiter.api.Test;
 
 /** Reclaim weighs PodDisruptionBudgets as kube-scheduler's preemption does: fewest violations first, never a veto. */
 class ReclaimBudgetsTest {
-  private static final int GPUS_PER_NODE = 8;
-
-  private final List<RunningPod> running = new ArrayList<>();
-
-  private QuotaPod run(String uid, String namespace, long gpus, int priority, long start, String node) {
-    var pod = new QuotaPod(uid, namespace, gpu(gpus), priority, start, Optional.empty());
-    running.add(new RunningPod(pod, node));
-    return pod;
-  }
-
-  private QuotaPod runGang(String uid, String namespace, long gpus, String gang, String node) {
-    var pod = new QuotaPod(uid, namespace, gpu(gpus), 0, 0, Optional.of(gang));
-    running.add(new RunningPod(pod, node));
-    return pod;
-  }
+  private final WholeGpuNodes nodes = new WholeGpuNodes();
 
   private Optional<ReclaimPlan> plan(QuotaTree tree, QuotaPod pending, DisruptionAllowance budgets, String... nodes) {
-    var book = QuotaBook.of(tree, running.stream().map(RunningPod::pod).toList());
-    var ask = pending.ask().get("nvidia.com/gpu");
-    RoomCheck room = (node, uids) -> GPUS_PER_NODE - running.stream()
-        .filter(pod -> pod.node().equals(node) && !uids.contains(pod.pod().uid()))
-        .mapToLong(pod -> pod.pod().ask().get("nvidia.com/gpu"))
-        .sum() >= ask;
-    return ReclaimPlanner.plan(book, pending, List.of(nodes), running, room, budgets);
+    var room = this.nodes.room(pending.ask().get("nvidia.com/gpu"), uids -> {});
+    return ReclaimPlanner.plan(this.nodes.book(tree), pending, List.of(nodes), this.nodes.running(), room, budgets);
   }
 
   private static ReclaimVictim victim(QuotaPod pod, String node) {
@@ -47,23 +27,23 @@ class ReclaimBudgetsTest {
 
   /** n1 frees 4 GPUs by evicting b1 alone; n2 by evicting b2 and b3. */
   private QuotaTree twoNodes() {
-    run("a0", "a", 4, 0, 0, "n1");
-    run("b1", "b", 4, 0, 100, "n1");
-    run("a1", "a", 4, 0, 0, "n2");
-    run("b2", "b", 2, 0, 200, "n2");
-    run("b3", "b", 2, 0, 300, "n2");
+    nodes.run("a0", "a", 4, 0, 0, "n1");
+    nodes.run("b1", "b", 4, 0, 100, "n1");
+    nodes.run("a1", "a", 4, 0, 0, "n2");
+    nodes.run("b2", "b", 2, 0, 200, "n2");
+    nodes.run("b3", "b", 2, 0, 300, "n2");
     return tree(root(16, leaf("team-a", 12, 16, "a"), leaf("team-b", 0, 16, "b")));
   }
 
   @Test
   void moreVictimsThatViolateNoBudgetWinOverFewerThatViolateOne() {
     var tree = twoNodes();
-    var b2 = running.get(3).pod();
-    var b3 = running.get(4).pod();
+    var b2 = nodes.running().get(3).pod();
+    var b3 = nodes.running().get(4).pod();
     var pending = QuotaPod.of("p", "a", gpu(4), 0, 500);
 
     assertThat(plan(tree, pending, DisruptionAllowance.NONE, "n1", "n2"))
-        .contains(new ReclaimPlan("n1", List.of(victim(running.get(1).pod(), "n1"))));
+        .contains(new ReclaimPlan("n1", List.of(victim(nodes.running().get(1).pod(), "n1"))));
     var guarded = new DisruptionAllowance(Map.of("b/guard-b1", 0), Map.of("b1", List.of("b/guard-b1")));
     assertThat(plan(tree, pending, guarded, "n1", "n2"))
         .contains(new ReclaimPlan("n2", List.of(victim(b2, "n2"), victim(b3, "n2"))));
@@ -77,14 +57,14 @@ class ReclaimBudgetsTest {
 
     // n1 takes one disruption of the one allowed; n2 would take two, the second violating.
     assertThat(plan(tree, QuotaPod.of("p", "a", gpu(4), 0, 500), allowsOne, "n1", "n2"))
-        .contains(new ReclaimPlan("n1", List.of(victim(running.get(1).pod(), "n1"))));
+        .contains(new ReclaimPlan("n1", List.of(victim(nodes.running().get(1).pod(), "n1"))));
   }
 
   @Test
   void aViolationStillReclaimsWhenItIsTheOnlyWay() {
     var tree = twoNodes();
-    var b2 = running.get(3).pod();
-    var b3 = running.get(4).pod();
+    var b2 = nodes.running().get(3).pod();
+    var b3 = nodes.running().get(4).pod();
     var guarded = new DisruptionAllowance(Map.of("b/guard", 0), Map.of("b2", List.of("b/guard"), "b3", List.of("b/guard")));
 
     assertThat(plan(tree, QuotaPod.of("p", "a", gpu(4), 0, 500), guarded, "n2"))
@@ -94,11 +74,11 @@ class ReclaimBudgetsTest {
   @Test
   void aGangCountsEveryMemberItsBudgetsSelectOnWhateverNode() {
     var tree = tree(root(16, leaf("team-a", 8, 16, "a"), leaf("team-b", 2, 16, "b")));
-    run("a0", "a", 4, 0, 0, "n1");
-    var g1 = runGang("g1", "b", 4, "trainer", "n1");
-    var g2 = runGang("g2", "b", 2, "trainer", "n2");
-    var lone = run("lone", "b", 4, 100, 0, "n2");
-    run("b0", "b", 2, 0, 0, "n2");
+    nodes.run("a0", "a", 4, 0, 0, "n1");
+    var g1 = nodes.runGang("g1", "b", 4, "trainer", "n1");
+    var g2 = nodes.runGang("g2", "b", 2, "trainer", "n2");
+    var lone = nodes.run("lone", "b", 4, 100, 0, "n2");
+    nodes.run("b0", "b", 2, 0, 0, "n2");
     var pending = QuotaPod.of("p", "a", gpu(4), 0, 0);
 
     // The lone pod's budget allows nothing: the gang of two wins, though it is more victims.

@@ -13,49 +13,23 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class ReclaimPlannerTest {
-  private static final int GPUS_PER_NODE = 8;
-
-  private final List<RunningPod> running = new ArrayList<>();
+  private final WholeGpuNodes nodes = new WholeGpuNodes();
   private final List<Set<String>> asked = new ArrayList<>();
 
-  private QuotaPod run(String uid, String namespace, long gpus, int priority, long start, String node) {
-    var pod = new QuotaPod(uid, namespace, gpu(gpus), priority, start, Optional.empty());
-    running.add(new RunningPod(pod, node));
-    return pod;
-  }
-
-  private QuotaPod runGang(String uid, String namespace, long gpus, String gang, String node) {
-    var pod = new QuotaPod(uid, namespace, gpu(gpus), 0, 0, Optional.of(gang));
-    running.add(new RunningPod(pod, node));
-    return pod;
-  }
-
-  /** Room as whole GPUs count it: the pod fits when the node's free GPUs cover its ask. */
-  private RoomCheck room(long ask) {
-    return (node, uids) -> {
-      asked.add(uids);
-      var used = running.stream()
-          .filter(pod -> pod.node().equals(node) && !uids.contains(pod.pod().uid()))
-          .mapToLong(pod -> pod.pod().ask().get("nvidia.com/gpu"))
-          .sum();
-      return GPUS_PER_NODE - used >= ask;
-    };
-  }
-
   private Optional<ReclaimPlan> plan(QuotaTree tree, QuotaPod pending, String... nodes) {
-    var book = QuotaBook.of(tree, running.stream().map(RunningPod::pod).toList());
-    return ReclaimPlanner.plan(book, pending, List.of(nodes), running, room(pending.ask().get("nvidia.com/gpu")));
+    return ReclaimPlanner.plan(
+        this.nodes.book(tree), pending, List.of(nodes), this.nodes.running(), this.nodes.room(pending.ask().get("nvidia.com/gpu"), asked::add));
   }
 
   @Test
   void takesFewestVictimsFromBorrowerAndNeverFromLeafAtItsMin() {
     var tree = tree(root(16, leaf("team-a", 8, 16, "a"), leaf("team-b", 4, 16, "b"), leaf("team-c", 4, 16, "c")));
-    run("c1", "c", 4, 0, 50, "n1");
-    run("b1", "b", 2, 0, 100, "n1");
-    run("b2", "b", 2, 0, 200, "n1");
-    run("a0", "a", 2, 0, 10, "n2");
-    var b3 = run("b3", "b", 4, 0, 300, "n2");
-    run("b4", "b", 2, 0, 400, "n2");
+    nodes.run("c1", "c", 4, 0, 50, "n1");
+    nodes.run("b1", "b", 2, 0, 100, "n1");
+    nodes.run("b2", "b", 2, 0, 200, "n1");
+    nodes.run("a0", "a", 2, 0, 10, "n2");
+    var b3 = nodes.run("b3", "b", 4, 0, 300, "n2");
+    nodes.run("b4", "b", 2, 0, 400, "n2");
 
     var plan = plan(tree, QuotaPod.of("p", "a", gpu(4), 0, 500), "n1", "n2");
 
@@ -67,9 +41,9 @@ class ReclaimPlannerTest {
   @Test
   void takesNoVictimThatWouldPushItsLeafUnderItsMin() {
     var tree = tree(root(8, leaf("team-a", 4, 8, "a"), leaf("team-b", 2, 8, "b"), leaf("team-c", 2, 8, "c")));
-    run("c1", "c", 4, 0, 0, "n1");
-    run("b1", "b", 2, 0, 0, "n1");
-    run("b2", "b", 2, 0, 0, "n1");
+    nodes.run("c1", "c", 4, 0, 0, "n1");
+    nodes.run("b1", "b", 2, 0, 0, "n1");
+    nodes.run("b2", "b", 2, 0, 0, "n1");
 
     // team-b borrows 2 and may give one pod of 2, not both (it would be left 0 < 2); team-c borrows
     // 2 but its one pod holds 4. Freeing 4 GPUs would take a min; so no plan.
@@ -82,10 +56,10 @@ class ReclaimPlannerTest {
   @Test
   void prefersLowestPriorityThenYoungest() {
     var tree = tree(root(16, leaf("team-a", 8, 16, "a"), leaf("team-b", 2, 16, "b")));
-    run("a0", "a", 2, 0, 0, "n1");
-    run("b1", "b", 2, 5, 300, "n1");
-    run("b2", "b", 2, 1, 100, "n1");
-    var b3 = run("b3", "b", 2, 1, 200, "n1");
+    nodes.run("a0", "a", 2, 0, 0, "n1");
+    nodes.run("b1", "b", 2, 5, 300, "n1");
+    nodes.run("b2", "b", 2, 1, 100, "n1");
+    var b3 = nodes.run("b3", "b", 2, 1, 200, "n1");
 
     assertThat(plan(tree, QuotaPod.of("p", "a", gpu(2), 0, 0), "n1"))
         .contains(new ReclaimPlan("n1", List.of(new ReclaimVictim(b3, "n1", "team-b", "team-a"))));
@@ -94,10 +68,10 @@ class ReclaimPlannerTest {
   @Test
   void evictsGangWholeAndCountsMembersOnOtherNodes() {
     var tree = tree(root(16, leaf("team-a", 8, 16, "a"), leaf("team-b", 2, 16, "b")));
-    run("a0", "a", 4, 0, 0, "n1");
-    var g1 = runGang("g1", "b", 4, "trainer", "n1");
-    var g2 = runGang("g2", "b", 4, "trainer", "n2");
-    run("b9", "b", 2, 0, 0, "n2");
+    nodes.run("a0", "a", 4, 0, 0, "n1");
+    var g1 = nodes.runGang("g1", "b", 4, "trainer", "n1");
+    var g2 = nodes.runGang("g2", "b", 4, "trainer", "n2");
+    nodes.run("b9", "b", 2, 0, 0, "n2");
 
     assertThat(plan(tree, QuotaPod.of("p", "a", gpu(4), 0, 0), "n1"))
         .contains(new ReclaimPlan("n1", List.of(
@@ -107,11 +81,11 @@ class ReclaimPlannerTest {
   @Test
   void prefersSinglePodOfHigherPriorityToGangOfTwo() {
     var tree = tree(root(16, leaf("team-a", 8, 16, "a"), leaf("team-b", 2, 16, "b")));
-    run("a0", "a", 4, 0, 0, "n1");
-    runGang("g1", "b", 4, "trainer", "n1");
-    runGang("g2", "b", 2, "trainer", "n2");
-    var lone = run("lone", "b", 4, 100, 0, "n2");
-    run("b0", "b", 2, 0, 0, "n2");
+    nodes.run("a0", "a", 4, 0, 0, "n1");
+    nodes.runGang("g1", "b", 4, "trainer", "n1");
+    nodes.runGang("g2", "b", 2, "trainer", "n2");
+    var lone = nodes.run("lone", "b", 4, 100, 0, "n2");
+    nodes.run("b0", "b", 2, 0, 0, "n2");
 
     assertThat(plan(tree, QuotaPod.of("p", "a", gpu(4), 0, 0), "n1", "n2"))
         .contains(new ReclaimPlan("n2", List.of(new ReclaimVictim(lone, "n2", "team-b", "team-a"))));
@@ -120,8 +94,8 @@ class ReclaimPlannerTest {
   @Test
   void reclaimsOnlyForLeafThatStaysWithinItsMin() {
     var tree = tree(root(16, leaf("team-a", 4, 16, "a"), leaf("team-b", 2, 16, "b")));
-    run("a0", "a", 2, 0, 0, "n1");
-    run("b1", "b", 6, 0, 0, "n1");
+    nodes.run("a0", "a", 2, 0, 0, "n1");
+    nodes.run("b1", "b", 6, 0, 0, "n1");
 
     assertThat(plan(tree, QuotaPod.of("p", "a", gpu(4), 0, 0), "n1")).isEmpty();
     assertThat(plan(tree, QuotaPod.of("p", "elsewhere", gpu(1), 0, 0), "n1")).isEmpty();
@@ -131,7 +105,7 @@ class ReclaimPlannerTest {
   @Test
   void needsNoVictimWhenThePodFitsAlready() {
     var tree = tree(root(16, leaf("team-a", 4, 16, "a"), leaf("team-b", 2, 16, "b")));
-    run("b1", "b", 6, 0, 0, "n1");
+    nodes.run("b1", "b", 6, 0, 0, "n1");
 
     assertThat(plan(tree, QuotaPod.of("p", "a", gpu(2), 0, 0), "n1")).contains(new ReclaimPlan("n1", List.of()));
   }
