@@ -61,11 +61,17 @@ final class Informers {
    * would never list again. Each failure is one WARN line, at most one a minute per informer.
    */
   static <T> SharedIndexInformer<T> start(SharedIndexInformer<T> informer, String what) {
+    return start(informer, what, failure -> {});
+  }
+
+  /** As {@link #start(SharedIndexInformer, String)}, telling {@code failures} of each failure too. */
+  static <T> SharedIndexInformer<T> start(SharedIndexInformer<T> informer, String what, Consumer<Throwable> failures) {
     var record = new Started(what);
     RUNNING.put(informer, record);
     var lastWarned = new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
     informer.exceptionHandler((started, failure) -> {
       record.lastFailure = firstLine(failure);
+      failures.accept(failure);
       var now = System.nanoTime();
       var last = lastWarned.get();
       if ((last == Long.MIN_VALUE || now - last > 60_000_000_000L) && lastWarned.compareAndSet(last, now)) {

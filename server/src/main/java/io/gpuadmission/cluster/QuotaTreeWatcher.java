@@ -12,10 +12,12 @@ import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Reception;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Collectors;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
 /**
@@ -23,7 +25,8 @@ import org.jboss.logging.Logger;
  * capacity scheduling): an informer on that namespace's trees, the tree checked against ACK's rules
  * on each change, none once it is deleted, and the last good tree when it breaks a rule (a log
  * line, an Event and a metric, as for the policy). The cluster has one tree; of several, the first
- * by name counts. Without the CRD the informer retries in the background and no quota applies.
+ * by name counts. Without the CRD ({@link OptionalResource}) no quota applies, the store says why,
+ * and the informer starts once the CRD is installed.
  */
 @ApplicationScoped
 public class QuotaTreeWatcher {
@@ -35,33 +38,45 @@ public class QuotaTreeWatcher {
   public static final String NAMESPACE = "kube-system";
   private static final Logger LOG = Logger.getLogger(QuotaTreeWatcher.class);
 
+  /** The resource, named in full: its informer needs no discovery of its own. */
+  public static final ResourceDefinitionContext TREES = new ResourceDefinitionContext.Builder().withGroup(GROUP).withVersion(VERSION)
+      .withKind(KIND).withPlural(PLURAL).withNamespaced(true).build();
+
   private final ClusterConnection cluster;
   private final QuotaTreeStore store;
-  private volatile SharedIndexInformer<GenericKubernetesResource> informer;
+  private final Duration recheck;
+  private volatile OptionalResource served;
 
-  public QuotaTreeWatcher(ClusterConnection cluster, QuotaTreeStore store) {
+  public QuotaTreeWatcher(
+      ClusterConnection cluster, QuotaTreeStore store,
+      @ConfigProperty(name = "gpu-admission.cluster.optional-api-recheck", defaultValue = "5s") Duration recheck) {
     this.cluster = cluster;
     this.store = store;
+    this.recheck = recheck;
   }
 
   void start(@Observes ServerStartup event) {
     if (!cluster.available()) {
       return;
     }
-    // Named in full: no discovery request, which an API server without the CRD answers 404.
-    var trees = new ResourceDefinitionContext.Builder().withGroup(GROUP).withVersion(VERSION).withKind(KIND).withPlural(PLURAL)
-        .withNamespaced(true).build();
-    informer = cluster.client().genericKubernetesResources(trees).inNamespace(NAMESPACE).runnableInformer(0);
-    informer.addEventHandler(Informers.handler(tree -> reload(), tree -> reload()));
-    Informers.start(informer, "ElasticQuotaTree");
+    served = new OptionalResource(cluster.client(), TREES, NAMESPACE, KIND, recheck, informer -> {
+      informer.addEventHandler(Informers.handler(tree -> reload(informer), tree -> reload(informer)));
+      store.clear(); // served now: no tree until the informer lists one
+    }, store::notServed);
+    served.start();
   }
 
   void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
-    Informers.stop(informer);
+    if (served != null) {
+      served.close();
+    }
   }
 
-  /** Loads the first tree by name, or clears the tree in force when there is none. */
-  synchronized void reload() {
+  /** Loads the first tree by name of {@code informer}'s, or clears the tree in force when there is none. */
+  synchronized void reload(SharedIndexInformer<GenericKubernetesResource> informer) {
+    if (served == null || served.informer() != informer) {
+      return; // an informer stopped since (the CRD deleted): the store says why there is no tree
+    }
     var trees = informer.getStore().list().stream().sorted(Comparator.comparing(t -> t.getMetadata().getName())).toList();
     if (trees.isEmpty()) {
       if (store.tree().isPresent()) {

@@ -85,10 +85,22 @@ public class QuotaService {
   /** Every quota node with its min, max, used and borrowed now. */
   public QuotaInspection inspection() {
     var enabled = policies.current().quotas().enabled();
+    var off = off();
     var error = store.lastError().orElse("");
     var tree = store.tree();
     return tree.isEmpty()
-        ? QuotaInspection.none(enabled, error)
-        : QuotaInspection.of(enabled, store.source(), error, tree.get(), books.book(tree.get()));
+        ? QuotaInspection.none(enabled, off, error)
+        : QuotaInspection.of(enabled, off, store.source(), error, tree.get(), books.book(tree.get()));
+  }
+
+  /**
+   * Why no team quota is enforced now: the policy turns them off, or the cluster does not serve
+   * ElasticQuotaTree (no CRD). Empty when they are on (with a tree, or none yet: then nothing is limited).
+   */
+  public String off() {
+    if (!policies.current().quotas().enabled()) {
+      return "policy quotas.enabled is false";
+    }
+    return store.notServed();
   }
 }

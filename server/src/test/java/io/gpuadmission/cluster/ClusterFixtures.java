@@ -18,11 +18,8 @@ public class ClusterFixtures implements Consumer<KubernetesServer> {
         client.resource(item).create();
       }
     }
-    // The ElasticQuotaTree CRD as shipped (team quotas): the mock API server then serves its objects.
-    try (var crd = java.nio.file.Files.newInputStream(java.nio.file.Path.of("manifests/crds/elasticquotatrees.yaml"))) {
-      client.load(crd).items().forEach(item -> client.resource(item).create());
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
+    if (withQuotaCrd()) {
+      installQuotaCrd(client);
     }
     // The webhook configuration as shipped, whose pods.validate condition follows the policy's job label.
     try (var manifest = java.nio.file.Files.newInputStream(java.nio.file.Path.of("manifests/base/webhooks.yaml"))) {
@@ -33,6 +30,28 @@ public class ClusterFixtures implements Consumer<KubernetesServer> {
       }
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** Whether the cluster serves ElasticQuotaTree from the start. */
+  protected boolean withQuotaCrd() {
+    return true;
+  }
+
+  /** The ElasticQuotaTree CRD as shipped (team quotas): the mock API server then serves its objects. */
+  public static void installQuotaCrd(io.fabric8.kubernetes.client.KubernetesClient client) {
+    try (var crd = java.nio.file.Files.newInputStream(java.nio.file.Path.of("manifests/crds/elasticquotatrees.yaml"))) {
+      client.apiextensions().v1().customResourceDefinitions().load(crd).create();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** The same cluster without the ElasticQuotaTree CRD (most clusters that use no quotas). */
+  public static class WithoutQuotaCrd extends ClusterFixtures {
+    @Override
+    protected boolean withQuotaCrd() {
+      return false;
     }
   }
 }

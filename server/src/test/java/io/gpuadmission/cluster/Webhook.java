@@ -66,7 +66,7 @@ final class Webhook implements AutoCloseable {
     policyWatcher.start(null);
     // Only the informers started here: an application of another test may still run in this JVM.
     contact = new ClusterContact(connection, clock::get, this::informers);
-    firstSync = new FirstSync(connection, store, this::informers, System::nanoTime);
+    firstSync = new FirstSync(connection, store, this::informers, List::of, System::nanoTime);
     var metrics = new AdmissionMetrics(new SimpleMeterRegistry());
     mutation = new MutationService(store, nodes, metrics);
     validation =
