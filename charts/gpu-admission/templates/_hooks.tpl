@@ -1,7 +1,9 @@
 {{- /* The pod spec of the chart's kubectl hooks: Pod Security restricted (the release namespace
-enforces it), no writable root, HOME on an emptyDir for kubectl's discovery cache; on the nodes the
-webhook may run on (the values' tolerations and node selector), from the values' kubectl image and
-pull secrets, so that a hook runs wherever the chart runs. */ -}}
+enforces it), no writable root, HOME on an emptyDir for kubectl's discovery cache; from the values'
+kubectl image and pull secrets, on the nodes of the values' node selector. It tolerates the values'
+taints and every NoSchedule taint besides (dedicated pools, cordoned nodes, control-plane nodes), as a
+DaemonSet's pods tolerate cordons: a hook that finds no node blocks helm uninstall until Helm's
+timeout. NoExecute taints (a node not ready or unreachable) it does not tolerate. */ -}}
 {{- define "gpu-admission.kubectlPod" -}}
 serviceAccountName: {{ .serviceAccount }}
 restartPolicy: Never
@@ -19,10 +21,12 @@ imagePullSecrets:
 nodeSelector:
 {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .root.Values.tolerations }}
 tolerations:
-{{- toYaml . | nindent 2 }}
+{{- with .root.Values.tolerations }}
+{{- toYaml . | nindent 0 }}
 {{- end }}
+- operator: Exists
+  effect: NoSchedule
 containers:
 - name: kubectl
   image: {{ .root.Values.kubectlImage.repository }}:{{ .root.Values.kubectlImage.tag }}

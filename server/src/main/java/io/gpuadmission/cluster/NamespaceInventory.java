@@ -36,6 +36,12 @@ public class NamespaceInventory {
     return informer != null && informer.hasSynced();
   }
 
+  /** The UID of {@code namespace}, once the informer has it. */
+  public Optional<String> uid(String namespace) {
+    var ns = informer == null ? null : informer.getStore().getByKey(namespace);
+    return ns == null ? Optional.empty() : Optional.ofNullable(ns.getMetadata().getUid());
+  }
+
   public Optional<Map<String, String>> labels(String namespace) {
     if (informer == null) {
       return Optional.empty();

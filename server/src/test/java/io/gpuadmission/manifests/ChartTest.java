@@ -215,7 +215,9 @@ class ChartTest {
     var probe = (Pod) find(hooks, "Pod", "gpu-admission", "gpu-admission-test");
 
     for (var pod : List.of(job.getSpec().getTemplate().getSpec(), probe.getSpec())) {
-      assertThat(pod.getTolerations()).extracting(t -> t.getKey() + " " + t.getOperator()).containsExactly("dedicated Exists");
+      // The values' tolerations, and every NoSchedule taint besides (a hook that finds no node blocks helm uninstall).
+      assertThat(pod.getTolerations()).extracting(t -> t.getKey() + " " + t.getOperator() + " " + t.getEffect())
+          .containsExactly("dedicated Exists null", "null Exists NoSchedule");
       assertThat(pod.getNodeSelector()).isEqualTo(Map.of("pool", "system"));
       assertThat(pod.getImagePullSecrets()).extracting(s -> s.getName()).containsExactly("mirror");
       assertThat(pod.getContainers()).extracting(c -> c.getImage() + " " + c.getImagePullPolicy()).containsExactly("mirror.example/kubectl:v1.33.1 IfNotPresent");
@@ -223,6 +225,10 @@ class ChartTest {
     }
     var defaults = (Job) find(Overlays.objects(String.join("\n---\n", Chart.hooks(List.of()))), "Job", "gpu-admission", "gpu-admission-uninstall");
     assertThat(defaults.getSpec().getTemplate().getSpec().getContainers().get(0).getImage()).isEqualTo("registry.k8s.io/kubectl:v1.32.0");
+    assertThat(defaults.getSpec().getTemplate().getSpec().getTolerations()).extracting(t -> t.getKey() + " " + t.getOperator() + " " + t.getEffect())
+        .containsExactly("null Exists NoSchedule");
+    // One that cannot run fails before Helm's own 5-minute timeout, so helm uninstall says the hook failed.
+    assertThat(defaults.getSpec().getActiveDeadlineSeconds()).isEqualTo(120L);
   }
 
   /**
