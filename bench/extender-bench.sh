@@ -35,11 +35,11 @@ sat_s="${BENCH_SAT_DURATION:-10}"
 warm_s="${BENCH_WARMUP:-15}"
 conns="${BENCH_CONNECTIONS:-2}"
 work="$(mktemp -d)"
-deps="$root/server/target/bench-classpath.txt"
 clk="$(getconf CLK_TCK)"
-[[ -s "$deps" ]] || (cd "$root" && ./mvnw -B -q dependency:build-classpath -pl server -am -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
+. "$root/bench/lib/classpath.sh"
+classpath="$(server_test_classpath)"
 # The mock cluster is this build's code: always on JDK 25, whichever JVM the server runs on.
-"$JAVA_HOME/bin/java" -Xmx1g -cp "$root/server/target/classes:$root/server/target/test-classes:$(cat "$deps")" \
+"$JAVA_HOME/bin/java" -Xmx1g -cp "$classpath" \
   io.gpuadmission.bench.ExtenderBenchCluster "$api_port" "$nodes" "$gpu_pods" >"$work/cluster.log" 2>&1 &
 cluster=$!
 server=""

@@ -9,7 +9,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/.mvn/jdk25.sh"
 java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 cd "$root"
-./mvnw -B -q -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -pl server -am -Dmdep.outputFile="$PWD/server/target/bench-classpath.txt"
-"$java" -cp "server/target/test-classes:server/target/classes:$(cat server/target/bench-classpath.txt)" \
+. "$root/bench/lib/classpath.sh"
+classpath="$(server_test_classpath)"
+"$java" -cp "$classpath" \
   -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -Djava.util.logging.config.file=/dev/null \
   io.gpuadmission.bench.GangLatencyBench "$@" 2>&1 | grep -v " INFO \| DEBUG "

@@ -9,8 +9,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/.mvn/jdk25.sh"
 java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 cd "$root"
-./mvnw -B -q -DskipTests test-compile dependency:build-classpath -Dmdep.includeScope=test -pl server -am -Dmdep.outputFile="$PWD/server/target/bench-classpath.txt"
+. "$root/bench/lib/classpath.sh"
+classpath="$(server_test_classpath)"
 filter="${1:-AllocatorBenchmark}"
 shift || true
-exec "$java" -cp "server/target/test-classes:server/target/classes:$(cat server/target/bench-classpath.txt)" org.openjdk.jmh.Main "$filter" \
+exec "$java" -cp "$classpath" org.openjdk.jmh.Main "$filter" \
   -f 1 -wi 3 -w 2s -i 5 -r 2s -rf text -rff server/target/jmh-result.txt "$@"

@@ -15,12 +15,7 @@ data="${GPU_TRACE_DIR:-$root/../shared/data/alibaba-gpu-v2023}"
 [[ -d "$data" ]] || data="/work/shared/data/alibaba-gpu-v2023"
 . "$root/.mvn/jdk25.sh"
 java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
-if [[ ! -f "$root/server/target/test-classes/io/gpuadmission/bench/QuotaReplay.class" ]]; then
-  (cd "$root" && ./mvnw -B -q -DskipTests test-compile)
-fi
-deps="$root/server/target/bench-classpath.txt"
-if [[ ! -s "$deps" ]]; then
-  (cd "$root" && ./mvnw -B -q dependency:build-classpath -pl server -am -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
-fi
-exec "$java" -Xmx1g -cp "$root/server/target/classes:$root/server/target/test-classes:$(cat "$deps")" io.gpuadmission.bench.QuotaReplay \
+. "$root/bench/lib/classpath.sh"
+classpath="$(server_test_classpath)"
+exec "$java" -Xmx1g -cp "$classpath" io.gpuadmission.bench.QuotaReplay \
   --nodes "$data/openb_node_list_gpu_node.csv" --pods "$data/openb_pod_list_default.csv" "$@"

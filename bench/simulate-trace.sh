@@ -16,13 +16,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # JDK 25, as the build (.mvn/jdk25.sh); BENCH_JAVA=/path/to/bin/java measures another JVM.
 . "$root/.mvn/jdk25.sh"
 java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
-if [[ ! -d "$root/server/target/test-classes/io/gpuadmission/bench" ]]; then
-  (cd "$root" && ./mvnw -B -q -DskipTests test-compile)
-fi
 # The simulator drives the extender's decision code (ledger, policy, allocator): it needs the
-# project's dependencies too (policy parsing), listed once by Maven.
-deps="$root/server/target/bench-classpath.txt"
-if [[ ! -s "$deps" ]]; then
-  (cd "$root" && ./mvnw -B -q dependency:build-classpath -pl server -am -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
-fi
-exec "$java" -Xmx2g -Dgpu-admission.root="$root" -cp "$root/server/target/classes:$root/server/target/test-classes:$(cat "$deps")" io.gpuadmission.bench.TraceSimulator "$@"
+# project's dependencies too (policy parsing).
+. "$root/bench/lib/classpath.sh"
+classpath="$(server_test_classpath)"
+exec "$java" -Xmx2g -Dgpu-admission.root="$root" -cp "$classpath" io.gpuadmission.bench.TraceSimulator "$@"

@@ -10,10 +10,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$root/.mvn/jdk25.sh"
 java="${BENCH_JAVA:-$JAVA_HOME/bin/java}"
 cd "$root"
-if [[ ! -f server/target/quarkus-app/quarkus-run.jar || ! -f server/target/test-classes/io/gpuadmission/bench/Soak.class ]]; then
+if [[ ! -f server/target/quarkus-app/quarkus-run.jar ]]; then
   ./mvnw -B -q -DskipTests package
 fi
-if [[ ! -f server/target/soak.classpath ]]; then
-  ./mvnw -B -q dependency:build-classpath -Dmdep.includeScope=test -pl server -am -Dmdep.outputFile="$PWD/server/target/soak.classpath"
-fi
-exec "$java" -Xmx512m -Djava.util.logging.manager=org.jboss.logmanager.LogManager -cp "server/target/test-classes:server/target/classes:$(cat server/target/soak.classpath)" io.gpuadmission.bench.Soak "$@"
+. "$root/bench/lib/classpath.sh"
+classpath="$(server_test_classpath)"
+exec "$java" -Xmx512m -Djava.util.logging.manager=org.jboss.logmanager.LogManager -cp "$classpath" io.gpuadmission.bench.Soak "$@"

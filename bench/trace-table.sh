@@ -32,7 +32,10 @@ oracle_seeds="${ORACLE_SEEDS:-$seeds}"
 out="$root/server/target/trace-table"
 mkdir -p "$out"
 # Build once, before the runs start in parallel.
-"$root/bench/simulate-trace.sh" --help >/dev/null 2>&1 || true
+# Build once; the parallel runs below then skip it (BENCH_NO_BUILD).
+. "$root/bench/lib/classpath.sh"
+server_test_classpath >/dev/null
+export BENCH_NO_BUILD=1
 
 workloads=(default cpu250 gpushare40 gpushare80 gpushare100 multigpu20)
 allocator=(

@@ -14,8 +14,9 @@ run_bench_class() {
   local class="$1"
   shift
   ./mvnw -B -q -DskipTests package
+  # Relative: each module of the reactor writes its own (an absolute path would leave the last one's).
   ./mvnw -B -q -DskipTests test-compile dependency:build-classpath -pl node-agent -am -Dmdep.includeScope=test \
-    -Dmdep.outputFile="$root/node-agent/target/bench-classpath.txt"
+    -Dmdep.outputFile=target/bench-classpath.txt
   (cd node-agent && "$JAVA_HOME/bin/java" -cp "target/test-classes:target/classes:$(cat target/bench-classpath.txt)" \
     -Djava.util.logging.manager=org.jboss.logmanager.LogManager -Dpackaged.jar="$root/node-agent/target/node-agent/node-agent.jar" \
     "$class" "$@") 2>&1 | grep -v " INFO \| DEBUG "
