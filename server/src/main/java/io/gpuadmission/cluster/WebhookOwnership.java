@@ -39,6 +39,7 @@ import org.jboss.logging.Logger;
 public class WebhookOwnership {
   private static final Logger LOG = Logger.getLogger(WebhookOwnership.class);
   private static final int ATTEMPTS = 3;
+  private static final Duration SOON = Duration.ofSeconds(2);
 
   private final ClusterConnection cluster;
   private final WebhookNamespace namespace;
@@ -66,8 +67,20 @@ public class WebhookOwnership {
       return;
     }
     timer = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "webhook-ownership"));
-    // Soon after start (the namespace informer lists first), then every resync.
-    timer.scheduleWithFixedDelay(this::sync, 2, Math.max(1, resync.toSeconds()), TimeUnit.SECONDS);
+    after(SOON);
+  }
+
+  /** Every {@code resync} once both are owned; every {@link #SOON} until then (the namespace informer still listing, the API server away). */
+  private void syncAndReschedule() {
+    after(sync() ? resync : SOON);
+  }
+
+  private void after(Duration delay) {
+    try {
+      timer.schedule(this::syncAndReschedule, delay.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException closed) {
+      // shutting down
+    }
   }
 
   void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event) {
@@ -76,11 +89,11 @@ public class WebhookOwnership {
     }
   }
 
-  /** Adds the owner reference where it is missing; says a problem once. */
-  void sync() {
+  /** Adds the owner reference where it is missing; says a problem once. True when nothing is left to do for now. */
+  boolean sync() {
     var uid = namespaces.uid(namespace.name());
     if (uid.isEmpty()) {
-      return; // the namespace informer has not listed it yet
+      return false; // the namespace informer has not listed it yet
     }
     var owner = new OwnerReferenceBuilder().withApiVersion("v1").withKind("Namespace").withName(namespace.name()).withUid(uid.get()).build();
     var admission = cluster.client().admissionRegistration().v1();
@@ -90,15 +103,18 @@ public class WebhookOwnership {
       own(owner, () -> admission.validatingWebhookConfigurations().withName(configurationName).get(),
           patch -> admission.validatingWebhookConfigurations().withName(configurationName).patch(PatchContext.of(PatchType.JSON), patch));
       lastProblem = "";
+      return true;
     } catch (KubernetesClientException e) {
+      var refused = e.getCode() == 403; // asking every few seconds would not change that
       var problem = String.format(
           "could not make namespace %s the owner of webhook configurations %s (%d: %s): deleting the namespace would leave them behind;"
               + " trying again in %s", namespace.name(), configurationName, e.getCode(),
-          e.getStatus() != null ? e.getStatus().getMessage() : e.getMessage(), resync);
+          e.getStatus() != null ? e.getStatus().getMessage() : e.getMessage(), refused ? resync : SOON);
       if (!problem.equals(lastProblem)) {
         lastProblem = problem;
         LOG.warn(problem);
       }
+      return refused;
     }
   }
 

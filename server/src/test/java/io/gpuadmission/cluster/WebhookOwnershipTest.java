@@ -68,8 +68,8 @@ class WebhookOwnershipTest {
       return v;
     });
 
-    ownership.sync();
-    ownership.sync(); // once only
+    assertThat(ownership.sync()).isTrue();
+    assertThat(ownership.sync()).isTrue(); // once only
 
     assertThat(mutating().getMetadata().getOwnerReferences()).containsExactly(namespaceOwner());
     assertThat(validating.get().getMetadata().getOwnerReferences()).containsExactly(other, namespaceOwner());
@@ -88,6 +88,15 @@ class WebhookOwnershipTest {
     assertThat(client.admissionRegistration().v1().validatingWebhookConfigurations().withName("gpu-admission").get().getMetadata()
         .getOwnerReferences()).containsExactly(namespaceOwner());
     assertThat(WebhookOwnership.callsOnly(new ValidatingWebhookConfiguration(), "gpu-admission")).isFalse();
+  }
+
+  @Test
+  void aNamespaceTheInformerDoesNotShowYetIsTriedAgainSoonNotAtTheNextResync() {
+    var connection = new ClusterConnection(client, Optional.of(true), Optional.empty());
+    var early = new WebhookOwnership(connection, new WebhookNamespace(inNamespace("not-listed-yet")), namespaces, "gpu-admission", Duration.ofMinutes(5));
+
+    assertThat(early.sync()).isFalse();
+    assertThat(mutating().getMetadata().getOwnerReferences()).isNullOrEmpty();
   }
 
   private MutatingWebhookConfiguration mutating() {
