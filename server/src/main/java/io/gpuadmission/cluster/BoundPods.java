@@ -24,6 +24,9 @@ public final class BoundPods {
   /** The condition a scheduler's preemption marks its victims with (preemption reads it). */
   private static final String DISRUPTION_TARGET = "DisruptionTarget";
 
+  /** The condition kube-scheduler writes on a pod it could not place (reclaim reads it). */
+  private static final String POD_SCHEDULED = "PodScheduled";
+
   private BoundPods() {}
 
   public static boolean isGpuPod(Pod pod, GpuPolicy policy) {
@@ -53,14 +56,17 @@ public final class BoundPods {
    * a pod asking whole GPUs, which may be a gang member under this or a later policy, also what
    * gang placement reads (labels, owner, creation and deletion time, plan annotations, node
    * selection, tolerations, host network and ports). For preemption, every GPU pod keeps its
-   * labels, priority, start, deletion time, nomination and a DisruptionTarget condition. Memory shares, the
-   * many small pods, stay lean otherwise. Built with plain
+   * labels, priority, start, deletion time, nomination and a DisruptionTarget condition. A pending
+   * pod keeps its node selection and tolerations and kube-scheduler's PodScheduled condition too:
+   * quota reclaim looks for the pods kube-scheduler could not place, and where they may go. Memory
+   * shares, the many small pods, stay lean otherwise. Built with plain
    * setters, not the model's builders (which deep-copy): fabric8 runs the store on its HTTP event
    * loop, and the initial list of a large cluster passes every pod through here.
    */
   static Pod strip(Pod pod, GpuPolicy policy) {
     var source = pod.getMetadata();
     var member = source.getLabels() != null && GpuAsk.of(pod, policy).kind() == GpuAsk.Kind.WHOLE;
+    var pending = pod.getSpec() != null && (pod.getSpec().getNodeName() == null || pod.getSpec().getNodeName().isEmpty());
     var meta = new ObjectMeta();
     meta.setName(source.getName());
     meta.setNamespace(source.getNamespace());
@@ -83,12 +89,12 @@ public final class BoundPods {
     if (member) {
       meta.setOwnerReferences(source.getOwnerReferences());
       meta.setCreationTimestamp(source.getCreationTimestamp());
-      if (pod.getSpec() != null) {
-        spec.setNodeSelector(pod.getSpec().getNodeSelector());
-        spec.setAffinity(pod.getSpec().getAffinity());
-        spec.setTolerations(pod.getSpec().getTolerations());
-        spec.setHostNetwork(pod.getSpec().getHostNetwork());
-      }
+    }
+    if ((member || pending) && pod.getSpec() != null) {
+      spec.setNodeSelector(pod.getSpec().getNodeSelector());
+      spec.setAffinity(pod.getSpec().getAffinity());
+      spec.setTolerations(pod.getSpec().getTolerations());
+      spec.setHostNetwork(pod.getSpec().getHostNetwork());
     }
     if (pod.getSpec() != null) {
       spec.setNodeName(pod.getSpec().getNodeName());
@@ -130,11 +136,12 @@ public final class BoundPods {
       status.setPhase(pod.getStatus().getPhase());
       status.setStartTime(pod.getStatus().getStartTime());
       status.setNominatedNodeName(pod.getStatus().getNominatedNodeName());
-      if (source.getDeletionTimestamp() != null && pod.getStatus().getConditions() != null) {
-        // Only a pod being deleted can be terminating by preemption; the rest need no conditions.
+      if (pod.getStatus().getConditions() != null && (source.getDeletionTimestamp() != null || pending)) {
+        // Only a pod being deleted can be terminating by preemption, only a pending one waits for
+        // kube-scheduler; the rest need no conditions.
         status.setConditions(
             pod.getStatus().getConditions().stream()
-                .filter(c -> c != null && DISRUPTION_TARGET.equals(c.getType()))
+                .filter(c -> c != null && (DISRUPTION_TARGET.equals(c.getType()) || (pending && POD_SCHEDULED.equals(c.getType()))))
                 .toList());
       }
     }

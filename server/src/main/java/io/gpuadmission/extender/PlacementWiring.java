@@ -33,6 +33,11 @@ import io.gpuadmission.preemption.PreemptionMetrics;
 import io.gpuadmission.preemption.PreemptionSearch;
 import io.gpuadmission.teamquota.GangQuotaCheck;
 import io.gpuadmission.teamquota.QuotaGate;
+import io.gpuadmission.teamquota.QuotaReclaimSweep;
+import io.gpuadmission.teamquota.QuotaReclaimer;
+import io.gpuadmission.cluster.QuotaTreeStore;
+import io.gpuadmission.preemption.PodRequeue;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -75,6 +80,8 @@ public class PlacementWiring {
   private PlacementLeadership leadership;
   private LeaderPodLabel leaderLabel;
   private ScheduledExecutorService expiry;
+  private QuotaReclaimSweep reclaimSweep;
+  private final Duration reclaimSweepPeriod;
 
   public PlacementWiring(
       ClusterConnection cluster,
@@ -82,8 +89,10 @@ public class PlacementWiring {
       PlacementConfig config,
       WebhookNamespace namespace,
       NodeInventory nodes,
-      MeterRegistry meters) {
+      MeterRegistry meters,
+      @ConfigProperty(name = "gpu-admission.quotas.reclaim-sweep", defaultValue = "5s") Duration reclaimSweepPeriod) {
     this.nodes = nodes;
+    this.reclaimSweepPeriod = reclaimSweepPeriod;
     this.meters = meters;
     this.gangs = new GangRegistry(policies::current);
     this.podFacts = new PodFactsIndex(policies::current, ledger);
@@ -203,19 +212,28 @@ public class PlacementWiring {
     return binder;
   }
 
-  void start(@Observes ServerStartup event, PodBinder binder, GangPlanning planning, GpuPreemptor preemptor) {
+  void start(
+      @Observes ServerStartup event, PodBinder binder, GangPlanning planning, GpuPreemptor preemptor, PlacementDecider decider,
+      QuotaReclaimer reclaimer, QuotaGate quotas, QuotaTreeStore trees) {
     expiry = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "placement-expiry"));
     expiry.scheduleWithFixedDelay(() -> ledger.expire(Clock.systemUTC().instant()), 1, 1, TimeUnit.SECONDS);
     if (!cluster.available()) {
       return;
     }
+    // Pods kube-scheduler could not place without asking the extender, and tree changes it cannot see.
+    reclaimSweep = new QuotaReclaimSweep(() -> watcher.gpuPods(), reclaimer, quotas, decider, ledger, podFacts, policies::current, gate,
+        new PodRequeue(cluster.client(), Clock.systemUTC()), reclaimSweepPeriod);
     watcher =
         new LedgerWatcher(cluster.client(), ledger, policies::current)
             .alsoTell(podFacts::current, podFacts::gone)
             .alsoTell(gangs::current, gangs::gone)
             .alsoTell(overrides::observe, overrides::gone)
             .alsoTell(pod -> learner.observe(pod, policies.current()), pod -> learner.gone(pod, policies.current()))
+            .alsoTell(reclaimSweep::pod, pod -> {})
             .start(nodes);
+    reclaimSweep.start();
+    trees.onChange(reclaimSweep::treeChanged);
+    policies.onChangeOf(p -> p.quotas().enabled(), p -> reclaimSweep.treeChanged());
     budgetWatcher = new DisruptionBudgetWatcher(cluster.client(), budgets::current, budgets::gone).start();
     // Another job or replica label makes other pods gang members: read them all again.
     policies.onChangeOf(p -> List.of(p.topology().jobLabel(), p.topology().replicaLabel()), policy -> {
@@ -249,6 +267,9 @@ public class PlacementWiring {
 
   void stop(@Observes(notifyObserver = Reception.IF_EXISTS) ShutdownEvent event, GpuPreemptor preemptor) {
     preemptor.close();
+    if (reclaimSweep != null) {
+      reclaimSweep.close();
+    }
     if (coordinator != null) {
       coordinator.close();
     }

@@ -387,6 +387,15 @@ public final class PlacementDecider {
     return out;
   }
 
+  /**
+   * Why {@code ask} does not fit {@code view} of {@code node} once the GPUs of pods nominated there
+   * ({@code held}) are taken first, as filter takes them; empty when it fits.
+   */
+  public Optional<NodeRefusal> refusal(GpuAsk ask, String node, NodeGpus view, List<GpuAsk> held) {
+    var s = strategies();
+    return NodeRefusal.of(ask, s.judged(ask, held.isEmpty() ? view : withHolds(s, node, view, held)), s.policy().sharedMemory().resourceName());
+  }
+
   /** A pod without GPUs, where CPU is not counted, is kube-scheduler's business alone. */
   private static boolean passesUntouched(GpuAsk ask) {
     return ask.kind() == GpuAsk.Kind.NONE && ask.cpuMilli() == 0;

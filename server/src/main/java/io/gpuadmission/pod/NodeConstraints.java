@@ -40,7 +40,8 @@ public record NodeConstraints(Map<String, String> nodeSelector, List<NodeSelecto
         ? null
         : affinity.getRequiredDuringSchedulingIgnoredDuringExecution().getNodeSelectorTerms();
     var selector = spec.getNodeSelector() == null ? null : spec.getNodeSelector();
-    if (selector != null && selector.containsValue(null)) {
+    // Not containsValue(null): the informers' stripped pods hold immutable maps, which throw on it.
+    if (selector != null && selector.values().stream().anyMatch(Objects::isNull)) {
       selector = Map.of("", NO_VALUE); // a null value matches no node, as kube-scheduler's
     }
     return new NodeConstraints(selector, required, spec.getTolerations());

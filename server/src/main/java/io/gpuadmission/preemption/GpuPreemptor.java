@@ -64,10 +64,9 @@ public final class GpuPreemptor implements AutoCloseable {
 
   /**
    * Written by a new placement leader on pending pods that may preempt, so that kube-scheduler
-   * tries them again now (an update of an unschedulable pod requeues it) and its filter reaches the
-   * new leader, instead of at its next cluster event or its 5-minute flush.
+   * tries them again now and its filter reaches the new leader ({@link PodRequeue}).
    */
-  public static final String REQUEUED = "gpu-admission.io/requeued";
+  public static final String REQUEUED = PodRequeue.REQUEUED;
 
   /** A refused pod waiting for its attempt. */
   private record Pending(String namespace, String name, List<String> nodes, ScheduledFuture<?> attempt) {}
@@ -88,6 +87,7 @@ public final class GpuPreemptor implements AutoCloseable {
   private final Clock clock;
   private final Timing timing;
   private final PreemptionMetrics metrics;
+  private final PodRequeue requeue;
   private final Map<String, Pending> pending = new ConcurrentHashMap<>();
   private final Map<String, Made> made = new ConcurrentHashMap<>();
   private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "gpu-preemption"));
@@ -113,6 +113,7 @@ public final class GpuPreemptor implements AutoCloseable {
     this.clock = clock;
     this.timing = timing;
     this.metrics = metrics;
+    this.requeue = new PodRequeue(client, clock);
     gate.onChange(this::leadershipChanged);
   }
 
@@ -163,26 +164,7 @@ public final class GpuPreemptor implements AutoCloseable {
 
   /** Only a pod kube-scheduler found unschedulable, that may still preempt, gets the annotation. */
   private boolean requeue(PodFacts facts) {
-    var resource = client.pods().inNamespace(facts.namespace()).withName(facts.name());
-    var pod = resource.get();
-    if (pod == null || !facts.uid().equals(pod.getMetadata().getUid()) || pod.getMetadata().getDeletionTimestamp() != null
-        || pod.getSpec() == null || (pod.getSpec().getNodeName() != null && !pod.getSpec().getNodeName().isEmpty())
-        || PreemptionRules.neverPreempts(pod) || !unschedulable(pod)) {
-      return false;
-    }
-    var now = DateTimeFormatter.ISO_INSTANT.format(clock.instant().truncatedTo(ChronoUnit.SECONDS));
-    var patch = client.getKubernetesSerialization().asJson(Map.of("metadata", Map.of("annotations", Map.of(REQUEUED, now))));
-    resource.patch(PatchContext.of(PatchType.JSON_MERGE), patch);
-    return true;
-  }
-
-  /** kube-scheduler's last attempt failed: condition PodScheduled False, reason Unschedulable. */
-  private static boolean unschedulable(Pod pod) {
-    if (pod.getStatus() == null || pod.getStatus().getConditions() == null) {
-      return false;
-    }
-    return pod.getStatus().getConditions().stream()
-        .anyMatch(c -> c != null && "PodScheduled".equals(c.getType()) && "False".equals(c.getStatus()) && "Unschedulable".equals(c.getReason()));
+    return requeue.requeue(facts, pod -> !PreemptionRules.neverPreempts(pod));
   }
 
   /**

@@ -25,7 +25,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import org.jboss.logging.Logger;
@@ -35,7 +36,11 @@ import org.jboss.logging.Logger;
  * pods of leaves that borrow (above their min), whatever their priority: kube-scheduler's own
  * preemption only takes pods of lower priority, and cannot see quotas. Started from filter (every
  * node refused for want of GPUs, or the quota refused it only because siblings borrow the parent's
- * max), on the placement leader only, at most once per pod per cool-down. The victims come from the
+ * max), and for a pod kube-scheduler could not place without asking the extender (every node full
+ * by its own count: {@link #waiting}), on the placement leader only, at most once per pod per
+ * cool-down. Attempts run one after the other, and one waits until the pod informer shows what the
+ * last ones did (victims terminating, the pod nominated): else two pods waiting together would both
+ * take the room one victim frees. The GPUs of pods nominated to a node are held for them there. The victims come from the
  * quota core's {@link ReclaimPlanner} (never a leaf at or under its min; fewest PodDisruptionBudget
  * violations, as preemption weighs the same budgets, then fewest victims, lowest priority, youngest;
  * gangs whole) among the pods the ledger holds GPUs for, checked on the ledger's GPUs; each is
@@ -57,7 +62,15 @@ public final class QuotaReclaimer implements AutoCloseable {
   private final Clock clock;
   private final Duration coolDown;
   private final Map<String, Instant> lastTried = new ConcurrentHashMap<>();
-  private final ExecutorService loop = Executors.newSingleThreadExecutor(r -> new Thread(r, "quota-reclaim"));
+  /** Reclaims this replica made lately, by the reclaiming pod's UID, until the informer shows them. */
+  private final Map<String, Made> made = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "quota-reclaim"));
+
+  /** A reclaim this replica made: its victims, the node the pod was nominated to, and when. */
+  private record Made(List<String> victims, String node, Instant at) {}
+
+  /** How soon an attempt looks again while the informer has not shown this replica's last reclaim. */
+  private static final Duration UNSEEN_RETRY = Duration.ofMillis(50);
 
   /** {@code evictions}: null without a cluster (nothing is ever reclaimed). */
   QuotaReclaimer(
@@ -91,6 +104,17 @@ public final class QuotaReclaimer implements AutoCloseable {
     }
     tryLater(pod, ask, nodes, otherwise);
     return true;
+  }
+
+  /**
+   * kube-scheduler could not place the pod and never asked the extender (its own filters found every
+   * node full): {@code nodes} are where the pod may go at all. When its leaf is under its min with
+   * it, an attempt follows; no ordinary preemption (kube-scheduler's own has run).
+   */
+  public void waiting(Pod pod, GpuAsk ask, List<String> nodes) {
+    if (pending(pod, ask).isPresent()) {
+      tryLater(pod, ask, nodes, () -> {});
+    }
   }
 
   /** The quota refused the pod; when only because other leaves borrow its parent's max, reclaim follows. */
@@ -139,6 +163,14 @@ public final class QuotaReclaimer implements AutoCloseable {
   }
 
   private void attempt(Pod pod, GpuAsk ask, List<String> nodes, Runnable otherwise) {
+    if (!ownReclaimsSeen()) {
+      try {
+        loop.schedule(() -> attempt(pod, ask, nodes, otherwise), UNSEEN_RETRY.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException closing) {
+        // shutting down
+      }
+      return;
+    }
     try {
       if (!leader.whileLeading(() -> reclaim(pod, ask, nodes)).orElse(true)) {
         otherwise.run();
@@ -179,7 +211,7 @@ public final class QuotaReclaimer implements AutoCloseable {
       }
     }
     var plan = ReclaimPlanner.plan(
-        book, pending.get(), nodes, running, (node, uids) -> fitsAfterRemoving(ask, node, union(uids, going), claims),
+        book, pending.get(), nodes, running, (node, uids) -> fitsAfterRemoving(pod, ask, node, union(uids, going), claims),
         ReclaimAllowance.of(budgets, running, facts::facts));
     if (plan.isEmpty()) {
       LOG.debugf("no reclaim for %s/%s (%s): no borrower's pods make room on the %d nodes it could run on",
@@ -201,7 +233,7 @@ public final class QuotaReclaimer implements AutoCloseable {
    */
   private boolean waitsForTerminating(Pod pod, GpuAsk ask, String node, Map<String, GpuClaim> claims) {
     var meta = pod.getMetadata();
-    if (fitsAfterRemoving(ask, node, Set.of(), claims) && gate.refusal(meta.getNamespace(), meta.getUid(), ask).isEmpty()) {
+    if (fitsAfterRemoving(pod, ask, node, Set.of(), claims) && gate.refusal(meta.getNamespace(), meta.getUid(), ask).isEmpty()) {
       return false;
     }
     LOG.debugf("no reclaim for %s/%s (%s): pods terminating already make room on node %s; it waits for them",
@@ -229,7 +261,30 @@ public final class QuotaReclaimer implements AutoCloseable {
     return all;
   }
 
-  private boolean fitsAfterRemoving(GpuAsk ask, String node, Set<String> uids, Map<String, GpuClaim> claims) {
+  /**
+   * Whether the pod informer shows every reclaim this replica made within the cool-down: its
+   * victims terminating or gone, and its pod nominated (or bound, or gone).
+   */
+  private boolean ownReclaimsSeen() {
+    var now = clock.instant();
+    made.values().removeIf(m -> !now.isBefore(m.at().plus(coolDown)));
+    for (var entry : made.entrySet()) {
+      var m = entry.getValue();
+      if (m.victims().stream().anyMatch(victim -> facts.facts(victim).filter(f -> !f.terminating()).isPresent())) {
+        return false;
+      }
+      if (facts.facts(entry.getKey()).filter(f -> f.node().isEmpty() && !f.terminating() && !m.node().equals(f.nominated())).isPresent()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Whether {@code pod} fits {@code node} with the pods of {@code uids} gone, the GPUs of pods
+   * nominated there held first (those of no lower priority, as kube-scheduler holds them).
+   */
+  private boolean fitsAfterRemoving(Pod pod, GpuAsk ask, String node, Set<String> uids, Map<String, GpuClaim> claims) {
     var view = ledger.view(node);
     if (view.isEmpty()) {
       return false;
@@ -241,7 +296,7 @@ public final class QuotaReclaimer implements AutoCloseable {
         gone.add(claim);
       }
     }
-    return decider.refusal(ask, PreemptionSearch.without(view.get(), gone)).isEmpty();
+    return decider.refusal(ask, node, PreemptionSearch.without(view.get(), gone), facts.heldOn(node, PodFacts.priority(pod), pod.getMetadata().getUid())).isEmpty();
   }
 
   private void execute(Pod pod, ReclaimPlan plan) {
@@ -259,6 +314,7 @@ public final class QuotaReclaimer implements AutoCloseable {
       }
     }
     evictions.nominate(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), plan.node());
+    made.put(pod.getMetadata().getUid(), new Made(plan.victims().stream().map(v -> v.pod().uid()).toList(), plan.node(), clock.instant()));
     var quota = plan.victims().get(0).reclaimingQuota();
     evictions.publish(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), "Normal", "QuotaReclaiming",
         "quota " + quota + " is under its min: evicted " + String.join(", ", names) + " (borrowing) to free GPUs on node " + plan.node()

@@ -127,7 +127,7 @@ class PreemptionLeaderChangeTest {
 
     // B never saw that filter: it has kube-scheduler try the pod again (an update of the pending pod).
     await().atMost(Duration.ofSeconds(5)).until(() -> pod("high-8g").getMetadata().getAnnotations().containsKey(GpuPreemptor.REQUEUED));
-    assertThat(pod("high-8g").getMetadata().getAnnotations().get(GpuPreemptor.REQUEUED)).matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ");
+    assertThat(pod("high-8g").getMetadata().getAnnotations().get(GpuPreemptor.REQUEUED)).matches("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(\\.\\d{1,3})?Z");
     // Pods that cannot preempt are left alone: the bound ones.
     assertThat(pod("low-0").getMetadata().getAnnotations()).doesNotContainKey(GpuPreemptor.REQUEUED);
 

@@ -240,6 +240,72 @@ class QuotaPlacementTest {
         .allSatisfy(untouched -> assertThat(untouched.getMetadata().getDeletionTimestamp()).isNull());
   }
 
+  /**
+   * kube-scheduler's own filters found every node full (Insufficient nvidia.com/gpu) and never
+   * called the extender's filter; its preemption found no victim of lower priority. The pods it
+   * marked unschedulable are found all the same, and two waiting together get a victim each: the
+   * second sees the first's victim terminating and the first's nomination holding its GPU.
+   */
+  @Test
+  void podsKubeSchedulerFoundNoRoomForWithoutAskingTheExtenderGetBorrowedGpusBackOneVictimEach() {
+    running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    // team-b: six one-GPU pods, two above its min of 4; b-5 and b-6 the youngest.
+    var placed = List.of("whole-a:2", "whole-a:3", "whole-b:0", "whole-b:1", "whole-b:2", "whole-b:3");
+    for (var i = 1; i <= 6; i++) {
+      var at = placed.get(i - 1).split(":");
+      running(kept(QuotaCluster.whole("quota-b", "b-" + i, 1)), at[0], at[1], 100, "2026-11-22T10:0" + i + ":00Z");
+    }
+
+    var c0 = create(unschedulable(QuotaCluster.whole("quota-c", "c-0", 1)));
+    var c1 = create(unschedulable(QuotaCluster.whole("quota-c", "c-1", 1)));
+
+    await().atMost(WITHIN).until(() -> terminating("quota-b", "b-6") && terminating("quota-b", "b-5")
+        && "whole-b".equals(nominated("quota-c", "c-0")) && "whole-b".equals(nominated("quota-c", "c-1")));
+    await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3)).until(() -> pod("quota-a", "a-0").getMetadata().getDeletionTimestamp() == null
+        && java.util.stream.IntStream.rangeClosed(1, 4).allMatch(i -> pod("quota-b", "b-" + i).getMetadata().getDeletionTimestamp() == null));
+    var victims = new java.util.TreeMap<String, String>();
+    for (var waiting : List.of(c0, c1)) {
+      for (var event : eventsOf(waiting)) {
+        victims.put(waiting.getMetadata().getName(), event);
+      }
+    }
+    assertThat(victims.values()).containsExactlyInAnyOrder(
+        "QuotaReclaiming: quota team-c is under its min: evicted quota-b/b-6 (borrowing) to free GPUs on node whole-b; nominated to whole-b",
+        "QuotaReclaiming: quota team-c is under its min: evicted quota-b/b-5 (borrowing) to free GPUs on node whole-b; nominated to whole-b");
+    assertThat(eventsOf(pod("quota-b", "b-6"))).containsExactly("QuotaReclaimed: quota team-c took back its GPUs on node whole-b for pod quota-c/"
+        + victims.entrySet().stream().filter(e -> e.getValue().contains("b-6")).findFirst().orElseThrow().getKey()
+        + " (under its min; quota team-b was borrowing them)");
+  }
+
+  /**
+   * A tree change kube-scheduler cannot see: the pods it found unschedulable in the tree's
+   * namespaces are requeued at once (an update of each), so that filter answers with the new tree
+   * now; filter then lets in what a raised max admits and refuses, with the quota's reason, what a
+   * lowered one shuts out. A pod of a namespace no tree names is left alone.
+   */
+  @Test
+  void aTreeChangeRequeuesTheUnschedulablePodsOfItsNamespacesAndFilterAnswersWithTheNewTree() {
+    running(QuotaCluster.whole("quota-a", "a-0", 2), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    running(QuotaCluster.whole("quota-a", "a-1", 2), "whole-a", "2,3", 0, "2026-11-22T10:01:00Z");
+    running(QuotaCluster.whole("quota-a", "a-2", 2), "whole-b", "0,1", 0, "2026-11-22T10:02:00Z");
+    var waiting = create(unschedulable(QuotaCluster.whole("quota-a", "a-3", 2)));
+    var elsewhere = create(unschedulable(QuotaCluster.whole("default", "no-team", 2)));
+    assertThat(filter(waiting).path("FailedAndUnresolvableNodes").path("whole-b").asText())
+        .isEqualTo("quota team-a: nvidia.com/gpu used 6 + asked 2 > max 6");
+
+    QuotaCluster.apply(client, treeWithMax("team-a", 8));
+    await().atMost(WITHIN).until(() -> requeued("quota-a", "a-3") != null);
+    assertThat(filter(pod("quota-a", "a-3")).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
+    var first = requeued("quota-a", "a-3");
+
+    QuotaCluster.apply(client, treeWithMax("team-a", 4));
+    await().atMost(WITHIN).until(() -> !first.equals(requeued("quota-a", "a-3")));
+    assertThat(filter(pod("quota-a", "a-3")).path("FailedAndUnresolvableNodes").path("whole-b").asText())
+        .isEqualTo("quota team-a: nvidia.com/gpu used 6 + asked 2 > max 4");
+    assertThat(requeued("default", "no-team")).isNull();
+    client.resource(elsewhere).delete();
+  }
+
   @Test
   void aGangOverItsTeamsMaxWaitsWhole() {
     var members = new ArrayList<Pod>();
@@ -298,6 +364,43 @@ class QuotaPlacementTest {
 
     assertThat(filter(pending).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
     assertThat(inspection().path("quotas").path("enabled").asBoolean()).isFalse();
+  }
+
+  /** {@code pod} as kube-scheduler leaves one it found no room for: condition PodScheduled False, reason Unschedulable. */
+  private static Pod unschedulable(Pod pod) {
+    pod.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Pending").addNewCondition().withType("PodScheduled")
+        .withStatus("False").withReason("Unschedulable").withLastTransitionTime("2026-11-22T11:00:00Z")
+        .withMessage("0/3 nodes are available: 1 Insufficient aliyun.com/gpu-mem, 2 Insufficient nvidia.com/gpu. preemption: 0/3 nodes are"
+            + " available: 3 No preemption victims found for incoming pod.")
+        .endCondition().build());
+    return pod;
+  }
+
+  /** The tree of quota/tree.yaml with {@code quota}'s max of whole GPUs set to {@code gpus}. */
+  private static io.fabric8.kubernetes.api.model.GenericKubernetesResource treeWithMax(String quota, int gpus) {
+    var tree = QuotaCluster.tree("quota/tree.yaml");
+    @SuppressWarnings("unchecked")
+    var root = (Map<String, Object>) ((Map<String, Object>) tree.getAdditionalProperties().get("spec")).get("root");
+    @SuppressWarnings("unchecked")
+    var children = (List<Map<String, Object>>) root.get("children");
+    @SuppressWarnings("unchecked")
+    var max = (Map<String, Object>) children.stream().filter(c -> quota.equals(c.get("name"))).findFirst().orElseThrow().get("max");
+    max.put("nvidia.com/gpu", gpus);
+    return tree;
+  }
+
+  private String requeued(String namespace, String name) {
+    var annotations = pod(namespace, name).getMetadata().getAnnotations();
+    return annotations == null ? null : annotations.get(io.gpuadmission.preemption.PodRequeue.REQUEUED);
+  }
+
+  private boolean terminating(String namespace, String name) {
+    return pod(namespace, name).getMetadata().getDeletionTimestamp() != null;
+  }
+
+  private String nominated(String namespace, String name) {
+    var status = pod(namespace, name).getStatus();
+    return status == null ? null : status.getNominatedNodeName();
   }
 
   private static Pod kept(Pod pod) {

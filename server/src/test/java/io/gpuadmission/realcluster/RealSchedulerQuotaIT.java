@@ -1,0 +1,262 @@
+package io.gpuadmission.realcluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.NodeBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.gpuadmission.cluster.QuotaTreeWatcher;
+import io.gpuadmission.testing.PackagedApp;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Team quotas through a real kube-scheduler ({@link RealCluster}: the harness restarts it with the
+ * shipped extender stanza, {@code manifests/control-plane/kube-scheduler-config.yaml}, pointed at
+ * the packaged server started here). Three fake nodes of four whole GPUs (no kubelet: a stand-in
+ * here deletes a pod a second after it is marked for deletion, as a kubelet ends a container) and
+ * a tree of root 12, team-a min 4 max 8, team-b min 8 max 12:
+ * <ol>
+ *   <li>team-a's ten one-GPU pods: eight bound, two waiting with the quota's reason;
+ *   <li>team-a's max raised to 12: its two pods bound within 30 s (not after kube-scheduler's
+ *       5-minute flush: the tree change requeues them);
+ *   <li>team-b, under its min, creates six pods with two GPUs free and every node then full: all
+ *       six bound within 60 s, the victims team-a's only, team-a never below its min, and team-b
+ *       never taken below its min after that.
+ * </ol>
+ * The times are printed (bench/README.md and docs/quotas.md give them).
+ */
+@ExtendWith(RealCluster.GivenWithScheduler.class)
+class RealSchedulerQuotaIT {
+  private static final List<String> NODES = List.of("quota-it-a", "quota-it-b", "quota-it-c");
+  private static final String CRD = "elasticquotatrees.scheduling.sigs.k8s.io";
+
+  @TempDir Path work;
+
+  @Test
+  void aRaisedMaxBindsAtOnceAndATeamUnderItsMinGetsItsGpusBackOnFullNodes() throws Exception {
+    try (var admin = RealCluster.admin()) {
+      var createdCrd = admin.apiextensions().v1().customResourceDefinitions().withName(CRD).get() == null;
+      if (createdCrd) {
+        try (var crd = Files.newInputStream(Path.of("charts/gpu-admission/crds/elasticquotatrees.yaml"))) {
+          admin.apiextensions().v1().customResourceDefinitions().load(crd).create();
+        }
+      }
+      var service = "gpu-admission-it-" + Long.toHexString(System.nanoTime() & 0xffffff);
+      for (var namespace : List.of(service, "team-a", "team-b")) {
+        admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build()).create();
+      }
+      fakeNodes(admin);
+      var port = freePort();
+      var env = Map.of("KUBECONFIG", RealCluster.kubeconfig().orElseThrow().toString(), "QUARKUS_HTTP_SSL_PORT", Integer.toString(port),
+          "GPU_ADMISSION_POLICY_NAMESPACE", service);
+      var kubelet = Executors.newSingleThreadScheduledExecutor();
+      try (var server = PackagedApp.start(Path.of("").toAbsolutePath(), env)) {
+        var https = new RealClusterIT.ServerCalls(port);
+        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(250)).until(() -> {
+          assertThat(server.alive()).as("the server exited:%n%s", server.stdout()).isTrue();
+          return https.status("/q/health/ready") == 200;
+        });
+        scheduler(schedulerConfig(port));
+        admin.genericKubernetesResources(QuotaTreeWatcher.TREES).inNamespace("kube-system").resource(tree(8)).create();
+        await().atMost(Duration.ofSeconds(20)).until(() -> https.inspect().path("quotas").path("tree").asText().equals("kube-system/quotas"));
+        var ending = new ConcurrentHashMap<String, Long>();
+        kubelet.scheduleWithFixedDelay(() -> endTerminatingPods(admin, ending), 200, 200, TimeUnit.MILLISECONDS);
+
+        // 1. team-a's ten pods: eight bound, two waiting with the quota's reason.
+        for (var i = 0; i < 10; i++) {
+          admin.resource(gpuPod("team-a", "a-" + i)).create();
+        }
+        await().atMost(Duration.ofSeconds(60)).until(() -> bound(admin, "team-a") == 8 && waitsWith(admin, "team-a",
+            "quota team-a: nvidia.com/gpu used 8 + asked 1 > max 8") == 2);
+        assertThat(bound(admin, "team-a")).isEqualTo(8);
+
+        // 2. team-a's max raised to 12: its two waiting pods bound at once.
+        var raised = System.nanoTime();
+        admin.genericKubernetesResources(QuotaTreeWatcher.TREES).inNamespace("kube-system").withName("quotas")
+            .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"root\":{\"children\":" + children(12) + "}}}");
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> bound(admin, "team-a") == 10);
+        var raisedSeconds = (System.nanoTime() - raised) / 1e9;
+        System.out.printf("real kube-scheduler: team-a's 2 waiting pods bound %.1f s after its max was raised to 12%n", raisedSeconds);
+
+        // 3. team-b under its min: six pods, two GPUs free, then every node full.
+        var created = System.nanoTime();
+        for (var i = 0; i < 6; i++) {
+          admin.resource(gpuPod("team-b", "b-" + i)).create();
+        }
+        var lowestTeamA = new int[] {10};
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
+          lowestTeamA[0] = Math.min(lowestTeamA[0], bound(admin, "team-a"));
+          return bound(admin, "team-b") == 6;
+        });
+        var reclaimSeconds = (System.nanoTime() - created) / 1e9;
+        System.out.printf("real kube-scheduler: team-b's 6 pods (4 of them on full nodes) bound %.1f s after they were created;"
+            + " team-a went down to %d pods (min 4)%n", reclaimSeconds, lowestTeamA[0]);
+        assertThat(lowestTeamA[0]).isGreaterThanOrEqualTo(4);
+        assertThat(bound(admin, "team-a")).isEqualTo(6);
+        assertThat(victims(admin, "team-b")).isEmpty();
+        assertThat(victims(admin, "team-a")).hasSize(4).allMatch(m -> m.startsWith("quota team-b took back its GPUs on node quota-it-"));
+
+        // team-b is never taken below its min after that: team-a's pods wait, none of team-b's goes.
+        for (var i = 10; i < 14; i++) {
+          admin.resource(gpuPod("team-a", "a-" + i)).create();
+        }
+        await().during(Duration.ofSeconds(15)).atMost(Duration.ofSeconds(20)).until(() -> bound(admin, "team-b") == 6);
+        assertThat(victims(admin, "team-b")).isEmpty();
+        assertThat(bound(admin, "team-a")).isEqualTo(6);
+      } finally {
+        kubelet.shutdownNow();
+        scheduler(null);
+        for (var namespace : List.of("team-a", "team-b")) {
+          admin.pods().inNamespace(namespace).withGracePeriod(0).delete();
+        }
+        admin.genericKubernetesResources(QuotaTreeWatcher.TREES).inNamespace("kube-system").withName("quotas").delete();
+        NODES.forEach(n -> admin.nodes().withName(n).delete());
+        for (var namespace : List.of(service, "team-a", "team-b")) {
+          admin.namespaces().withName(namespace).delete();
+        }
+        if (createdCrd) {
+          admin.apiextensions().v1().customResourceDefinitions().withName(CRD).delete();
+        }
+      }
+    }
+  }
+
+  /** Three nodes of four whole GPUs, Ready, with the labels ACK's GPU nodes carry; no kubelet behind them. */
+  private static void fakeNodes(KubernetesClient admin) {
+    var now = java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
+    for (var name : NODES) {
+      admin.resource(new NodeBuilder().withNewMetadata().withName(name)
+          .withLabels(Map.of("kubernetes.io/hostname", name, "gpu-admission-it", "fake", "aliyun.accelerator/nvidia_count", "4",
+              "aliyun.accelerator/nvidia_mem", "16384MiB", "aliyun.accelerator/nvidia_name", "Tesla-V100-SXM2-16GB"))
+          .endMetadata().build()).create();
+      var resources = Map.of("cpu", "16", "memory", "64Gi", "pods", "110", "nvidia.com/gpu", "4");
+      var status = Map.of("capacity", resources, "allocatable", resources, "conditions", List.of(Map.of("type", "Ready", "status", "True",
+          "reason", "KubeletReady", "message", "fake node (RealSchedulerQuotaIT)", "lastHeartbeatTime", now, "lastTransitionTime", now)));
+      admin.nodes().withName(name).subresource("status")
+          .patch(PatchContext.of(PatchType.JSON_MERGE), admin.getKubernetesSerialization().asJson(Map.of("status", status)));
+      // The not-ready taint a new Node gets; the harness runs no node-lifecycle controller to lift it.
+      admin.nodes().withName(name).edit(n -> {
+        if (n.getSpec().getTaints() != null) {
+          n.getSpec().setTaints(n.getSpec().getTaints().stream().filter(t -> !t.getKey().equals("node.kubernetes.io/not-ready")).toList());
+        }
+        return n;
+      });
+    }
+  }
+
+  private static Pod gpuPod(String namespace, String name) {
+    return new PodBuilder().withNewMetadata().withNamespace(namespace).withName(name).endMetadata().withNewSpec()
+        .withNodeSelector(Map.of("gpu-admission-it", "fake")).withTerminationGracePeriodSeconds(1L)
+        .addNewContainer().withName("train").withImage("registry.example.com/train:1").withNewResources()
+        .addToLimits("nvidia.com/gpu", new Quantity("1")).addToRequests("cpu", new Quantity("100m")).endResources().endContainer()
+        .endSpec().build();
+  }
+
+  /** What a kubelet does for a pod on one of the fake nodes marked for deletion: the container ends a second later. */
+  private static void endTerminatingPods(KubernetesClient admin, Map<String, Long> seen) {
+    try {
+      for (var namespace : List.of("team-a", "team-b")) {
+        for (var pod : admin.pods().inNamespace(namespace).list().getItems()) {
+          if (pod.getMetadata().getDeletionTimestamp() == null || pod.getSpec().getNodeName() == null) {
+            continue;
+          }
+          var first = seen.computeIfAbsent(pod.getMetadata().getUid(), uid -> System.nanoTime());
+          if (System.nanoTime() - first > 1_000_000_000L) {
+            admin.pods().inNamespace(namespace).withName(pod.getMetadata().getName()).withGracePeriod(0).delete();
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      // the next round
+    }
+  }
+
+  private static int bound(KubernetesClient admin, String namespace) {
+    return (int) admin.pods().inNamespace(namespace).list().getItems().stream()
+        .filter(p -> p.getMetadata().getDeletionTimestamp() == null && p.getSpec().getNodeName() != null).count();
+  }
+
+  /** Pending pods of {@code namespace} whose FailedScheduling event names {@code reason}. */
+  private static long waitsWith(KubernetesClient admin, String namespace, String reason) {
+    return admin.v1().events().inNamespace(namespace).list().getItems().stream()
+        .filter(e -> "FailedScheduling".equals(e.getReason()) && e.getMessage() != null && e.getMessage().contains(reason))
+        .map(e -> e.getInvolvedObject().getName()).distinct().count();
+  }
+
+  /** The messages of the QuotaReclaimed Events in {@code namespace}: its pods that were reclaim's victims. */
+  private static List<String> victims(KubernetesClient admin, String namespace) {
+    return admin.v1().events().inNamespace(namespace).list().getItems().stream().filter(e -> "QuotaReclaimed".equals(e.getReason()))
+        .map(e -> e.getMessage()).toList();
+  }
+
+  private static GenericKubernetesResource tree(int teamAMax) throws Exception {
+    var yaml = """
+        apiVersion: scheduling.sigs.k8s.io/v1beta1
+        kind: ElasticQuotaTree
+        metadata: {name: quotas, namespace: kube-system}
+        spec:
+          root:
+            name: root
+            min: {nvidia.com/gpu: 12}
+            max: {nvidia.com/gpu: 12}
+            children: %s
+        """.formatted(children(teamAMax));
+    return io.gpuadmission.admission.KubernetesJson.mapper()
+        .convertValue(new com.fasterxml.jackson.dataformat.yaml.YAMLMapper().readTree(yaml), GenericKubernetesResource.class);
+  }
+
+  private static String children(int teamAMax) {
+    return "[{\"name\":\"team-a\",\"min\":{\"nvidia.com/gpu\":4},\"max\":{\"nvidia.com/gpu\":" + teamAMax + "},\"namespaces\":[\"team-a\"]},"
+        + "{\"name\":\"team-b\",\"min\":{\"nvidia.com/gpu\":8},\"max\":{\"nvidia.com/gpu\":12},\"namespaces\":[\"team-b\"]}]";
+  }
+
+  /** The shipped extender stanza, calling the server of this test with the development certificates. */
+  private Path schedulerConfig(int port) throws Exception {
+    var root = Path.of("").toAbsolutePath();
+    var shipped = Files.readString(Path.of("manifests/control-plane/kube-scheduler-config.yaml"));
+    var config = shipped.replace("https://127.0.0.1:32443/extender", "https://127.0.0.1:" + port + "/extender")
+        .replace("/etc/kubernetes/gpu-admission/ca.crt", root.resolve("certs/dev/ca.crt").toString())
+        .replace("/etc/kubernetes/gpu-admission/scheduler.crt", root.resolve("certs/dev/scheduler.crt").toString())
+        .replace("/etc/kubernetes/gpu-admission/scheduler.key", root.resolve("certs/dev/scheduler.key").toString());
+    assertThat(config).contains("127.0.0.1:" + port).doesNotContain("/etc/kubernetes/gpu-admission/");
+    var file = work.resolve("kube-scheduler-config.yaml");
+    Files.writeString(file, config);
+    return file;
+  }
+
+  /** Restarts the harness's kube-scheduler with {@code config}, or with its default configuration. */
+  private static void scheduler(Path config) throws Exception {
+    var command = new ArrayList<>(List.of(RealCluster.harness().orElseThrow().resolve("scheduler.sh").toString(), "restart"));
+    if (config != null) {
+      command.add(config.toString());
+    }
+    var process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    var output = new String(process.getInputStream().readAllBytes());
+    assertThat(process.waitFor()).as("scheduler.sh restart: %s", output).isZero();
+  }
+
+  private static int freePort() throws Exception {
+    try (var socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+}
