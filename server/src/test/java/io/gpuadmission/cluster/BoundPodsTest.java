@@ -27,6 +27,33 @@ class BoundPodsTest {
     assertThat(Map.of("phase", stripped.getStatus().getPhase())).containsEntry("phase", "Running");
   }
 
+  /**
+   * A pending share pod keeps kube-scheduler's PodScheduled condition and its node selection (quota
+   * reclaim looks for the pods kube-scheduler could not place, and where they may go); once bound
+   * it keeps neither.
+   */
+  @Test
+  void aPendingPodKeepsItsPodScheduledConditionAndNodeSelectionABoundOneNeither() {
+    var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("quota/pod-share.yaml")), Pod.class);
+    pod.getSpec().setNodeSelector(Map.of("ack.node.gpu.schedule", "cgpu"));
+    pod.getSpec().setTolerations(java.util.List.of(new io.fabric8.kubernetes.api.model.TolerationBuilder().withKey("gpu").withOperator("Exists").build()));
+    pod.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Pending")
+        .addNewCondition().withType("PodScheduled").withStatus("False").withReason("Unschedulable").withMessage("0/3 nodes are available").endCondition()
+        .addNewCondition().withType("Ready").withStatus("False").endCondition().build());
+
+    var pending = BoundPods.strip(pod, PolicyParser.builtInDefault());
+    pod.getSpec().setNodeName("share-q");
+    var bound = BoundPods.strip(pod, PolicyParser.builtInDefault());
+
+    assertThat(pending.getStatus().getConditions()).extracting(c -> c.getType() + " " + c.getStatus() + " " + c.getReason())
+        .containsExactly("PodScheduled False Unschedulable");
+    assertThat(pending.getSpec().getNodeSelector()).isEqualTo(Map.of("ack.node.gpu.schedule", "cgpu"));
+    assertThat(pending.getSpec().getTolerations()).extracting(t -> t.getKey()).containsExactly("gpu");
+    assertThat(bound.getStatus().getConditions()).isNullOrEmpty();
+    assertThat(bound.getSpec().getNodeSelector()).isNullOrEmpty();
+    assertThat(bound.getSpec().getTolerations()).isNullOrEmpty();
+  }
+
   @Test
   void aPodWhoseGpuAskIsInAnInitContainerStaysAGpuPodWhenStripped() {
     var initOnly = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("placement/pod-init-only-share-5g.yaml")), Pod.class);
