@@ -254,6 +254,7 @@ public class PlacementWiring {
             .preemptWith(new GangPreemptor(cluster.client(), preemptor, planning, ledger, podFacts, new PreemptionMetrics(meters)))
             .start();
     binder.onBound(coordinator::memberBound);
+    binder.respectQuota((namespace, uid, ask) -> quotas.refusal(namespace, uid, ask).map(io.gpuadmission.quota.QuotaDecision.Refused::reason));
     policies.onChangeOf(GpuPolicy::nodeLabels, policy -> watcher.remapNodes());
     // The leader-only Service kube-scheduler calls selects the Lease holder's pod by this label.
     leaderLabel = new LeaderPodLabel(cluster.client(), namespace.name(), gate, config.retryPeriod()).start();

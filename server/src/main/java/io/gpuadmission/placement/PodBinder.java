@@ -24,9 +24,9 @@ import org.jboss.logging.Logger;
 
 /**
  * Bind: refuse a pod that is already bound (saying where), re-check the node against the pod's own
- * node selection and GPU resources ({@link NodeEligibility}) and against the ledger, choose the
- * GPUs and reserve them, write the choice on the pod in one patch (on condition that the pod is
- * still as bind read it), then create the pod's Binding.
+ * node selection and GPU resources ({@link NodeEligibility}) and against the ledger, re-check the
+ * team quota ({@link Quota}), choose the GPUs and reserve them, write the choice on the pod in one
+ * patch (on condition that the pod is still as bind read it), then create the pod's Binding.
  * A failure at any step undoes the reservation and comes back as the error kube-scheduler shows
  * (it then retries the pod). Only the leader binds (see {@link LeaderGate}).
  */
@@ -43,6 +43,20 @@ public final class PodBinder {
   private final Object choosing = new Object();
   private volatile BiConsumer<String, Instant> onBound = (uid, at) -> {};
   private volatile Nominations nominations = Nominations.NONE;
+  private volatile Quota quota = (namespace, uid, ask) -> Optional.empty();
+
+  /**
+   * The team quota, asked again at bind with the GPUs every bind in progress holds: kube-scheduler
+   * filters the next pod while earlier ones are still binding (its binding cycle runs apart from its
+   * scheduling cycle), so two pods that each fit a team's max at filter could pass it together.
+   * Binds reserve one at a time, each counted before the next is asked, as a scheduler plugin's
+   * Reserve would count it.
+   */
+  @FunctionalInterface
+  public interface Quota {
+    /** Why a pod of {@code namespace} (UID {@code uid}) asking {@code ask} may not take GPUs now; empty when it may. */
+    Optional<String> refusal(String namespace, String uid, GpuAsk ask);
+  }
 
   public PodBinder(
       KubernetesClient client,
@@ -69,6 +83,11 @@ public final class PodBinder {
   /** Holds the GPUs of pods nominated to a node for them, as filter does, when choosing a pod's GPUs there. */
   public void respect(Nominations nominated) {
     this.nominations = nominated;
+  }
+
+  /** Asks {@code quota} before every bind of a pod that is not a gang member (a gang is admitted whole when planned). */
+  public void respectQuota(Quota quota) {
+    this.quota = quota;
   }
 
   /** Binds the pod; returns "" on success, else the error for kube-scheduler. */
@@ -147,6 +166,10 @@ public final class PodBinder {
         }
         claim = GpuClaim.reserved(uid, request.pod(), request.node(), plan.get().gpus(), 0);
       } else {
+        var overQuota = quota.refusal(request.namespace(), uid, ask);
+        if (overQuota.isPresent()) {
+          return "cannot bind " + request.pod() + " (" + ask + "): " + overQuota.get();
+        }
         var priority = pod.getSpec() == null || pod.getSpec().getPriority() == null ? 0 : pod.getSpec().getPriority();
         var choice = decider.choose(ask, NodeEligibility.of(pod, policies.get()), request.node(), nominations.heldOn(request.node(), priority, uid));
         if (choice instanceof Choice.Refused refused) {

@@ -241,6 +241,25 @@ class QuotaPlacementTest {
   }
 
   /**
+   * kube-scheduler filters the next pod while earlier ones still bind, and a pod the pod informer
+   * has not shown yet holds nothing at filter: two pods that each fit the team's max there arrive
+   * at bind together. Bind asks the quota again, with every bind before it counted.
+   */
+  @Test
+  void bindRefusesAPodThatFilterAdmittedOnceTheBindsBeforeItTookTheTeamToItsMax() {
+    running(QuotaCluster.whole("quota-a", "a-0", 2), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    running(QuotaCluster.whole("quota-a", "a-1", 2), "whole-a", "2,3", 0, "2026-11-22T10:01:00Z");
+    var first = create(QuotaCluster.whole("quota-a", "a-2", 2));
+    var second = create(QuotaCluster.whole("quota-a", "a-3", 2));
+    await().atMost(WITHIN).until(() -> ledger.view("whole-b").isPresent());
+
+    assertThat(json(post(base, "/extender/bind", SchedulerCalls.bind(first, "whole-b")))).isEqualTo(json("{\"Error\":\"\"}"));
+    assertThat(json(post(base, "/extender/bind", SchedulerCalls.bind(second, "whole-b"))).path("Error").asText())
+        .isEqualTo("cannot bind quota-a/a-3 (2 whole GPUs): quota team-a: nvidia.com/gpu used 6 + asked 2 > max 6");
+    assertThat(pod("quota-a", "a-3").getSpec().getNodeName()).isNull();
+  }
+
+  /**
    * kube-scheduler's own filters found every node full (Insufficient nvidia.com/gpu) and never
    * called the extender's filter; its preemption found no victim of lower priority. The pods it
    * marked unschedulable are found all the same, and two waiting together get a victim each: the

@@ -85,15 +85,15 @@ class RealSchedulerQuotaIT {
         for (var i = 0; i < 10; i++) {
           admin.resource(gpuPod("team-a", "a-" + i)).create();
         }
-        await().atMost(Duration.ofSeconds(60)).until(() -> bound(admin, "team-a") == 8 && waitsWith(admin, "team-a",
-            "quota team-a: nvidia.com/gpu used 8 + asked 1 > max 8") == 2);
+        said(admin, () -> await().atMost(Duration.ofSeconds(60)).until(() -> bound(admin, "team-a") == 8 && waitsWith(admin, "team-a",
+            "quota team-a: nvidia.com/gpu used 8 + asked 1 > max 8") == 2));
         assertThat(bound(admin, "team-a")).isEqualTo(8);
 
         // 2. team-a's max raised to 12: its two waiting pods bound at once.
         var raised = System.nanoTime();
         admin.genericKubernetesResources(QuotaTreeWatcher.TREES).inNamespace("kube-system").withName("quotas")
             .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"spec\":{\"root\":{\"children\":" + children(12) + "}}}");
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> bound(admin, "team-a") == 10);
+        said(admin, () -> await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(200)).until(() -> bound(admin, "team-a") == 10));
         var raisedSeconds = (System.nanoTime() - raised) / 1e9;
         System.out.printf("real kube-scheduler: team-a's 2 waiting pods bound %.1f s after its max was raised to 12%n", raisedSeconds);
 
@@ -103,10 +103,10 @@ class RealSchedulerQuotaIT {
           admin.resource(gpuPod("team-b", "b-" + i)).create();
         }
         var lowestTeamA = new int[] {10};
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
+        said(admin, () -> await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
           lowestTeamA[0] = Math.min(lowestTeamA[0], bound(admin, "team-a"));
           return bound(admin, "team-b") == 6;
-        });
+        }));
         var reclaimSeconds = (System.nanoTime() - created) / 1e9;
         System.out.printf("real kube-scheduler: team-b's 6 pods (4 of them on full nodes) bound %.1f s after they were created;"
             + " team-a went down to %d pods (min 4)%n", reclaimSeconds, lowestTeamA[0]);
@@ -137,6 +137,27 @@ class RealSchedulerQuotaIT {
           admin.apiextensions().v1().customResourceDefinitions().withName(CRD).delete();
         }
       }
+    }
+  }
+
+  /** Runs {@code step}; when it times out, says where each pod is and why kube-scheduler says it waits. */
+  private static void said(KubernetesClient admin, Runnable step) {
+    try {
+      step.run();
+    } catch (org.awaitility.core.ConditionTimeoutException e) {
+      var state = new StringBuilder();
+      for (var namespace : List.of("team-a", "team-b")) {
+        for (var pod : admin.pods().inNamespace(namespace).list().getItems()) {
+          var scheduled = pod.getStatus() == null || pod.getStatus().getConditions() == null ? "" : pod.getStatus().getConditions().stream()
+              .filter(c -> "PodScheduled".equals(c.getType())).map(c -> c.getStatus() + " " + c.getReason() + ": " + c.getMessage()).findFirst()
+              .orElse("");
+          state.append(String.format("%n  %s/%s node=%s deleting=%s %s", namespace, pod.getMetadata().getName(), pod.getSpec().getNodeName(),
+              pod.getMetadata().getDeletionTimestamp() != null, scheduled));
+        }
+        admin.v1().events().inNamespace(namespace).list().getItems().stream().filter(ev -> !"Scheduled".equals(ev.getReason()))
+            .forEach(ev -> state.append(String.format("%n  event %s %s: %s", ev.getInvolvedObject().getName(), ev.getReason(), ev.getMessage())));
+      }
+      throw new AssertionError(e.getMessage() + state, e);
     }
   }
 
@@ -195,11 +216,13 @@ class RealSchedulerQuotaIT {
         .filter(p -> p.getMetadata().getDeletionTimestamp() == null && p.getSpec().getNodeName() != null).count();
   }
 
-  /** Pending pods of {@code namespace} whose FailedScheduling event names {@code reason}. */
+  /** Pending pods of {@code namespace} (not bound) whose FailedScheduling events name {@code reason}. */
   private static long waitsWith(KubernetesClient admin, String namespace, String reason) {
+    var pending = admin.pods().inNamespace(namespace).list().getItems().stream().filter(p -> p.getSpec().getNodeName() == null)
+        .map(p -> p.getMetadata().getName()).collect(java.util.stream.Collectors.toSet());
     return admin.v1().events().inNamespace(namespace).list().getItems().stream()
         .filter(e -> "FailedScheduling".equals(e.getReason()) && e.getMessage() != null && e.getMessage().contains(reason))
-        .map(e -> e.getInvolvedObject().getName()).distinct().count();
+        .map(e -> e.getInvolvedObject().getName()).filter(pending::contains).distinct().count();
   }
 
   /** The messages of the QuotaReclaimed Events in {@code namespace}: its pods that were reclaim's victims. */
