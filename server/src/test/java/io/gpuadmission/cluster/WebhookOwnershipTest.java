@@ -11,7 +11,6 @@ import io.fabric8.kubernetes.api.model.admissionregistration.v1.ValidatingWebhoo
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.gpuadmission.mode.ServerStartup;
-import io.gpuadmission.policy.PolicyConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -49,7 +48,7 @@ class WebhookOwnershipTest {
     namespaces = new NamespaceInventory(connection);
     namespaces.start(new ServerStartup());
     await().atMost(Duration.ofSeconds(10)).until(namespaces::synced);
-    ownership = new WebhookOwnership(connection, new WebhookNamespace(inNamespace("gpu-admission")), namespaces, "gpu-admission", Duration.ofMinutes(5));
+    ownership = new WebhookOwnership(connection, new WebhookNamespace(Webhook.POLICY_CONFIG), namespaces, "gpu-admission", Duration.ofMinutes(5));
   }
 
   @AfterEach
@@ -93,7 +92,8 @@ class WebhookOwnershipTest {
   @Test
   void aNamespaceTheInformerDoesNotShowYetIsTriedAgainSoonNotAtTheNextResync() {
     var connection = new ClusterConnection(client, Optional.of(true), Optional.empty());
-    var early = new WebhookOwnership(connection, new WebhookNamespace(inNamespace("not-listed-yet")), namespaces, "gpu-admission", Duration.ofMinutes(5));
+    var notListed = new NamespaceInventory(connection); // its informer not started: it knows no namespace yet
+    var early = new WebhookOwnership(connection, new WebhookNamespace(Webhook.POLICY_CONFIG), notListed, "gpu-admission", Duration.ofMinutes(5));
 
     assertThat(early.sync()).isFalse();
     assertThat(mutating().getMetadata().getOwnerReferences()).isNullOrEmpty();
@@ -105,24 +105,5 @@ class WebhookOwnershipTest {
 
   private OwnerReference namespaceOwner() {
     return new OwnerReferenceBuilder().withApiVersion("v1").withKind("Namespace").withName("gpu-admission").withUid(uid).build();
-  }
-
-  private static PolicyConfig inNamespace(String namespace) {
-    return new PolicyConfig() {
-      @Override
-      public String configMapName() {
-        return "gpu-admission-policy";
-      }
-
-      @Override
-      public String key() {
-        return "policy.yaml";
-      }
-
-      @Override
-      public Optional<String> namespace() {
-        return Optional.of(namespace);
-      }
-    };
   }
 }
