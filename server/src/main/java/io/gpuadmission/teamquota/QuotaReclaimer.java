@@ -25,10 +25,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 /**
@@ -39,14 +39,14 @@ import org.jboss.logging.Logger;
  * max), and for a pod kube-scheduler could not place without asking the extender (every node full
  * by its own count: {@link #waiting}), on the placement leader only, at most once per pod per
  * cool-down. Attempts run one after the other, and one waits until the pod informer shows what the
- * last ones did (victims terminating, the pod nominated): else two pods waiting together would both
- * take the room one victim frees. The GPUs of pods nominated to a node are held for them there. The victims come from the
- * quota core's {@link ReclaimPlanner} (never a leaf at or under its min; fewest PodDisruptionBudget
- * violations, as preemption weighs the same budgets, then fewest victims, lowest priority, youngest;
- * gangs whole) among the pods the ledger holds GPUs for, checked on the ledger's GPUs; each is
- * evicted as preemption evicts, with an Event naming the quota that took its GPUs back, and the pod
- * is nominated to the node. Pods terminating already count as gone: while
- * they alone make room, nothing more is evicted and the pod waits for them.
+ * last ones did (victims terminating, the pod nominated), and the GPUs of pods nominated to a node
+ * are held for them there: else two pods waiting together would both take the room one victim
+ * frees. The victims come from the quota core's {@link ReclaimPlanner} (never a leaf at or under
+ * its min; fewest PodDisruptionBudget violations, as preemption weighs the same budgets, then fewest
+ * victims, lowest priority, youngest; gangs whole) among the pods the ledger holds GPUs for, checked
+ * on the ledger's GPUs; each is evicted as preemption evicts, with an Event naming the quota that
+ * took its GPUs back, and the pod is nominated to the node. Pods terminating already count as gone:
+ * while they alone make room, nothing more is evicted and the pod waits for them.
  */
 public final class QuotaReclaimer implements AutoCloseable {
   private static final Logger LOG = Logger.getLogger(QuotaReclaimer.class);
@@ -296,7 +296,8 @@ public final class QuotaReclaimer implements AutoCloseable {
         gone.add(claim);
       }
     }
-    return decider.refusal(ask, node, PreemptionSearch.without(view.get(), gone), facts.heldOn(node, PodFacts.priority(pod), pod.getMetadata().getUid())).isEmpty();
+    var held = facts.heldOn(node, PodFacts.priority(pod), pod.getMetadata().getUid());
+    return decider.refusal(ask, node, PreemptionSearch.without(view.get(), gone), held).isEmpty();
   }
 
   private void execute(Pod pod, ReclaimPlan plan) {
