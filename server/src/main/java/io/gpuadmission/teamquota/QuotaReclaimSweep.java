@@ -116,9 +116,11 @@ public final class QuotaReclaimSweep implements AutoCloseable {
         // As filter would answer: the nodes refused for want of GPUs, among those the pod may go
         // to. A node the ledger finds room on now is one kube-scheduler refused for another reason
         // (CPU, ports, a count of its own): evicting pods on the GPUs would not place the pod there.
-        var eligibility = NodeEligibility.of(pod, policy);
-        var lacking = decider.filter(ask, eligibility, nodes, facts, PodFacts.priority(pod), pod.getMetadata().getUid()).failed().keySet();
-        reclaimer.waiting(pod, ask, decider.eligibleAmong(eligibility, lacking));
+        reclaimer.waiting(pod, ask, () -> {
+          var eligibility = NodeEligibility.of(pod, policy);
+          var lacking = decider.filter(ask, eligibility, nodes, facts, PodFacts.priority(pod), pod.getMetadata().getUid()).failed().keySet();
+          return decider.eligibleAmong(eligibility, lacking);
+        });
       } catch (RuntimeException e) {
         LOG.warnf(e, "reclaim for pod %s/%s could not be tried", pod.getMetadata().getNamespace(), pod.getMetadata().getName());
       }

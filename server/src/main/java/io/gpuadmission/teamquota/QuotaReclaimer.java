@@ -108,13 +108,19 @@ public final class QuotaReclaimer implements AutoCloseable {
 
   /**
    * kube-scheduler could not place the pod and never asked the extender (its own filters found every
-   * node full): {@code nodes} are where the pod may go at all. When its leaf is under its min with
-   * it, an attempt follows; no ordinary preemption (kube-scheduler's own has run).
+   * node full): {@code nodes} gives where the pod may go, asked only for a pod whose leaf is under
+   * its min with it and that was not tried within the cool-down. An attempt follows; no ordinary
+   * preemption (kube-scheduler's own has run).
    */
-  public void waiting(Pod pod, GpuAsk ask, List<String> nodes) {
-    if (pending(pod, ask).isPresent()) {
-      tryLater(pod, ask, nodes, () -> {});
+  public void waiting(Pod pod, GpuAsk ask, java.util.function.Supplier<List<String>> nodes) {
+    if (leader.leading() && !triedLately(pod.getMetadata().getUid(), clock.instant()) && pending(pod, ask).isPresent()) {
+      tryLater(pod, ask, nodes.get(), () -> {});
     }
+  }
+
+  private boolean triedLately(String uid, Instant now) {
+    var last = uid == null ? null : lastTried.get(uid);
+    return last != null && now.isBefore(last.plus(coolDown));
   }
 
   /** The quota refused the pod; when only because other leaves borrow its parent's max, reclaim follows. */
@@ -149,8 +155,7 @@ public final class QuotaReclaimer implements AutoCloseable {
       return;
     }
     var now = clock.instant();
-    var last = lastTried.get(uid);
-    if (last != null && now.isBefore(last.plus(coolDown))) {
+    if (triedLately(uid, now)) {
       return; // tried lately: its victims may still be terminating, and nothing else is evicted meanwhile
     }
     lastTried.put(uid, now);
