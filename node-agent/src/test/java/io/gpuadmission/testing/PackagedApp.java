@@ -20,9 +20,13 @@ import java.util.concurrent.TimeUnit;
 public final class PackagedApp {
   /** The jar this build packaged; a benchmark may name another ({@code -Dbench.jar=...}: an earlier build, to compare). */
   public static final Path JAR = Path.of(System.getProperty("bench.jar", System.getProperty("packaged.jar", "packaged.jar"))).toAbsolutePath();
-  /** The native executable the native build made in place of the jar; empty in the JVM build. */
+  /**
+   * The native executable the native build made in place of the jar; empty in the JVM build. A
+   * benchmark names one with BENCH_EXECUTABLE (bench/README.md, "Native executables").
+   */
   public static final java.util.Optional<Path> EXECUTABLE =
-      java.util.Optional.ofNullable(System.getProperty("packaged.executable")).filter(p -> !p.isBlank()).map(p -> Path.of(p).toAbsolutePath());
+      java.util.Optional.ofNullable(System.getProperty("packaged.executable", System.getenv("BENCH_EXECUTABLE")))
+          .filter(p -> !p.isBlank()).map(p -> Path.of(p).toAbsolutePath());
 
   private PackagedApp() {}
 
