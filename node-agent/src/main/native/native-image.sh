@@ -18,6 +18,12 @@ if [[ ! -x "$home/bin/native-image" ]]; then
     "(or GRAALVM_HOME); on the project's build machines ../shared/native-kit/setup.sh DEST makes one (DEST/graalvm-home)" >&2
   exit 1
 fi
+# Up to date (newer than the jar and every library it names): not built again, as Quarkus'
+# quarkus.native.reuse-existing does for the server; a build takes minutes.
+if [[ -x "$out" && "$out" -nt "$jar" ]] && [[ -z "$(find "$(dirname "$jar")/lib" -newer "$out" | head -1)" ]]; then
+  echo "node agent: $out is up to date"
+  exit 0
+fi
 cd "$(dirname "$out")"
 # --install-exit-handlers: SIGTERM runs the shutdown hook (NodeAgentMain closes the plugin's socket),
 # as the JVM does. -J-Xmx: the builder's heap; the agent's analysis needs about 2.5 GiB.

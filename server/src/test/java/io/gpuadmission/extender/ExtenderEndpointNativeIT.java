@@ -119,9 +119,9 @@ class ExtenderEndpointNativeIT {
     return json(SchedulerCaller.given().baseUri(base.toString()).get("/extender/inspect/" + node).then().statusCode(200).extract().asString());
   }
 
-  /** The placement check's data in readiness: whether this replica holds the Lease. */
+  /** The placement check's data (a wellness check, /q/health/well): whether this replica holds the Lease. */
   private JsonNode placement() {
-    var ready = json(SchedulerCaller.given(TrustAnything.contextUnchecked()).baseUri(base.toString()).get("/q/health/ready").asString());
+    var ready = json(SchedulerCaller.given(TrustAnything.contextUnchecked()).baseUri(base.toString()).get("/q/health/well").asString());
     for (var check : ready.path("checks")) {
       if (check.path("name").asText().equals("placement")) {
         return check.path("data");
