@@ -10,9 +10,10 @@ indent 2 after a newline, or nothing when both are empty. An object's own keys w
 {{- with $annotations }}{{ printf "\n" }}{{ dict "annotations" . | toYaml | trimSuffix "\n" | indent 2 }}{{ end -}}
 {{- end -}}
 
-{{- /* The image of the webhook and of the node agent: the values' repository, and tag or appVersion. */ -}}
+{{- /* The image of the webhook and of the node agent: the values' repository, and tag or appVersion;
+-native appended for the native executables' image (image.flavour native). */ -}}
 {{- define "gpu-admission.image" -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{ if eq .Values.image.flavour "native" }}-native{{ end }}
 {{- end -}}
 
 {{- /*

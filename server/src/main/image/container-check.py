@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """Runs the built image as the kubelet runs the install's pods, under containerd and runc.
 
-    container-check.py [--jvm-options OPTS] IMAGE_TAR     (root; containerd, runc, kubectl, python3-yaml)
+    container-check.py [--jvm-options OPTS] [--flavour jvm|native] IMAGE_TAR     (root; containerd, runc, kubectl, python3-yaml)
 
 --jvm-options: the chart's jvmOptions for the webhook (JAVA_OPTS_APPEND), as a user would set it.
+--flavour native: the native executables' image (-Pnative -Dimage), run as the chart's native
+flavour's Deployment and DaemonSet (helm template with image.flavour=native: GPU_ADMISSION_HELM, or
+helm on the PATH); jvm (the default) as the kustomize installs below. Native executables of the
+native kit do not read the container's memory limit (the kit's README): for them the check passes
+the limit as the executable's heap ceiling's base, -XX:MaxRAM, in JAVA_OPTS_APPEND.
 
 The webhook's container from the Deployment of `kubectl kustomize manifests/cert-manager`, the node
 agent's from the DaemonSet of `kubectl kustomize manifests/node-agent`, each as written there: its
@@ -61,6 +66,17 @@ def run(*args, **kw):
 def render(overlay):
     docs = [d for d in yaml.safe_load_all(run("kubectl", "kustomize", os.path.join(ROOT, overlay))) if d]
     return docs
+
+
+def render_chart(*values):
+    """The chart's objects with --set values, in the installs' namespace, as helm install would make them."""
+    helm = os.environ.get("GPU_ADMISSION_HELM") or shutil.which("helm")
+    if not helm:
+        raise CheckFailed("--flavour native renders the chart: needs helm (GPU_ADMISSION_HELM, or .mvn/helm.sh)")
+    args = [helm, "template", "gpu-admission", os.path.join(ROOT, "charts/gpu-admission"), "--namespace", "gpu-admission"]
+    for value in values:
+        args += ["--set", value]
+    return [d for d in yaml.safe_load_all(run(*args)) if d]
 
 
 def one(docs, kind):
@@ -389,6 +405,14 @@ def mutate(pod):
     return took, len(patch)
 
 
+def native_kit(tar):
+    """Whether the image carries a native kit's JDK libraries (local-native-base.sh's layer of them)."""
+    import tarfile
+    with tarfile.open(tar) as image:
+        config = json.load(image.extractfile(json.load(image.extractfile("manifest.json"))[0]["Config"]))
+    return any("native kit" in h.get("created_by", "") for h in config.get("history", []))
+
+
 def image_reference(image):
     name = image if "/" in image.split(":")[0] and "." in image.split("/")[0] else "docker.io/" + image
     return name if ":" in name.rsplit("/", 1)[-1] else name + ":latest"
@@ -397,6 +421,7 @@ def image_reference(image):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jvm-options", default="")
+    parser.add_argument("--flavour", choices=("jvm", "native"), default="jvm")
     parser.add_argument("image_tar")
     options = parser.parse_args()
     tar = os.path.abspath(options.image_tar)
@@ -405,8 +430,12 @@ def main():
     for tool in ("containerd", "ctr", "runc", "kubectl", "ip"):
         if not shutil.which(tool):
             raise CheckFailed(f"needs {tool} (apt-get install containerd runc iproute2; kubectl)")
-    server_docs = render("manifests/cert-manager")
-    agent_docs = render("manifests/node-agent")
+    if options.flavour == "native":
+        server_docs = render_chart("image.flavour=native", "certificates.mode=cert-manager")
+        agent_docs = render_chart("image.flavour=native", "nodeAgent.enabled=true")
+    else:
+        server_docs = render("manifests/cert-manager")
+        agent_docs = render("manifests/node-agent")
     services = [d for d in server_docs + agent_docs if d["kind"] == "Service"]
     deployment = one(server_docs, "Deployment")
     daemonset = one(agent_docs, "DaemonSet")
@@ -425,9 +454,18 @@ def main():
                 raise CheckFailed(f"the {workload['kind']}'s image {ref} is not in the tar (it has {', '.join(images)})")
 
         certs = {n: os.path.join(ROOT, "certs/dev", n) for n in ("tls.crt", "tls.key", "ca.crt")}
+        server_options = options.jvm_options
+        agent_env = {"GPU_ADMISSION_NODE_AGENT_NVIDIA_GPUS": "/run/nvidia-gpus"}
+        if options.flavour == "native" and native_kit(tar):
+            limit = deployment["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"]
+            server_options = f"-XX:MaxRAM={memory_bytes(limit)} {server_options}".strip()
+            agent_container = daemonset["spec"]["template"]["spec"]["containers"][0]
+            agent_options = next(e["value"] for e in agent_container["env"] if e["name"] == "JAVA_OPTS_APPEND")
+            agent_env["JAVA_OPTS_APPEND"] = f"-XX:MaxRAM={memory_bytes(agent_container['resources']['limits']['memory'])} {agent_options}"
+            print(f"native kit executables: -XX:MaxRAM of each container's memory limit in JAVA_OPTS_APPEND (they read no cgroup)")
         server = Pod(containerd, work, deployment, services, image_reference(deployment["spec"]["template"]["spec"]["containers"][0]["image"]), 1,
                      {"env": {"GPU_ADMISSION_CLUSTER_ENABLED": "false",
-                              **({"JAVA_OPTS_APPEND": options.jvm_options} if options.jvm_options else {})},
+                              **({"JAVA_OPTS_APPEND": server_options} if server_options else {})},
                       "volumes": {"tls": certs}}, pods)
         print(f"webhook: {server.id} at {server.net.address}, {len(server.env)} env vars"
               f" ({', '.join(k for k in sorted(server.env) if k.startswith('GPU_ADMISSION_'))}), memory limit {server.limit >> 20} MiB")
@@ -446,8 +484,7 @@ def main():
         agent_dir = os.path.join(work, "nvidia-gpus")
         shutil.copytree(os.path.join(ROOT, "node-agent/src/test/resources/node/nvidia-gpus"), agent_dir)
         agent = Pod(containerd, work, daemonset, services, image_reference(daemonset["spec"]["template"]["spec"]["containers"][0]["image"]), 2,
-                    {"env": {"GPU_ADMISSION_NODE_AGENT_NVIDIA_GPUS": "/run/nvidia-gpus"},
-                     "extra-mounts": {"/run/nvidia-gpus": agent_dir}}, pods)
+                    {"env": agent_env, "extra-mounts": {"/run/nvidia-gpus": agent_dir}}, pods)
         print(f"node agent: {agent.id} at {agent.net.address}, memory limit {agent.limit >> 20} MiB")
         print(f"node agent: {agent.check_context()}")
         took, _, _ = agent.await_probe("startupProbe")

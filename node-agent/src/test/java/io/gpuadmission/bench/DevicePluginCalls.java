@@ -60,8 +60,8 @@ public final class DevicePluginCalls {
   }
 
   private static void run(int pods, int warmUp) throws Exception {
-    var jvm = NodeAgentFootprint.daemonSetJvmOptions();
-    System.out.println("JVM options (from the DaemonSet): " + String.join(" ", jvm));
+    var jvm = NodeAgentFootprint.daemonSetOptions();
+    System.out.println((PackagedApp.isNative() ? "native executable, options" : "JVM options") + " (from the DaemonSet): " + String.join(" ", jvm));
     var work = Files.createTempDirectory("device-plugin-bench");
     var plugins = Files.createDirectories(work.resolve("device-plugins"));
     java.util.logging.Logger.getLogger("io.fabric8.mockwebserver").setLevel(java.util.logging.Level.WARNING);
@@ -88,8 +88,7 @@ public final class DevicePluginCalls {
       env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_DIR", plugins.toString());
       env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_PCI_DEVICES", work.resolve("no-sysfs").toString());
       env.put("MALLOC_ARENA_MAX", "1");
-      env.put("JAVA_TOOL_OPTIONS", String.join(" ", jvm) + System.getProperty("bench.jvm", ""));
-      try (proxy; var agent = PackagedApp.start(work, env, List.of("taskset", "-c", "0"))) {
+      try (proxy; var agent = NodeAgentFootprint.startAgent(work, env, jvm)) {
         var deadline = System.nanoTime() + 120_000_000_000L;
         while (kubelet.registrations() == 0 || kubelet.devices() != GPU.length) {
           if (!agent.alive() || System.nanoTime() > deadline) {

@@ -67,8 +67,9 @@ public final class NodeAgentFootprint {
   private static void run(String... args) throws Exception {
     var window = Duration.ofSeconds(args.length > 0 ? Long.parseLong(args[0]) : 120);
     var settle = Duration.ofSeconds(args.length > 1 ? Long.parseLong(args[1]) : 30);
-    var jvm = daemonSetJvmOptions();
-    System.out.println("JVM options (from the DaemonSet): " + String.join(" ", jvm));
+    var jvm = daemonSetOptions();
+    System.out.println((PackagedApp.isNative() ? "native executable " + PackagedApp.EXECUTABLE.orElseThrow() + ", options" : "JVM options")
+        + " (from the DaemonSet): " + String.join(" ", jvm));
     var work = Files.createTempDirectory("node-agent-bench");
     work.toFile().deleteOnExit();
     java.util.logging.Logger.getLogger("io.fabric8.mockwebserver").setLevel(java.util.logging.Level.WARNING);
@@ -82,7 +83,8 @@ public final class NodeAgentFootprint {
       }
       var proxy = HttpWatchProxy.start(mockUrl, apiServerTls());
       var apiServer = apiServerUrl(proxy, mockUrl);
-      if (Boolean.getBoolean("bench.agent-only")) {
+      // A native executable has no JVM floor to measure beside it.
+      if (Boolean.getBoolean("bench.agent-only") || PackagedApp.isNative()) {
         System.out.println(measureAgent("agent" + System.getProperty("bench.jvm", ""), jvm, work, kubelet, apiServer, "5s", window, settle, api));
         return;
       }
@@ -191,7 +193,7 @@ public final class NodeAgentFootprint {
     env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_DIR", work.resolve("device-plugins").toString());
     env.put("GPU_ADMISSION_NODE_AGENT_DEVICE_PLUGIN_PCI_DEVICES", work.resolve("no-sysfs").toString());
     env.put("MALLOC_ARENA_MAX", "1");
-    env.put("JAVA_TOOL_OPTIONS", String.join(" ", jvm) + (NMT ? " -XX:NativeMemoryTracking=summary" : "") + System.getProperty("bench.jvm", ""));
+
     try (var admin = api.admin()) {
       admin.pods().inNamespace("default").list().getItems().forEach(p -> {
         if (p.getMetadata().getAnnotations() != null && p.getMetadata().getAnnotations().remove("gpu-admission.io/gpu-allocated") != null) {
@@ -199,7 +201,7 @@ public final class NodeAgentFootprint {
         }
       });
     }
-    try (var agent = PackagedApp.start(work, env, List.of("taskset", "-c", "0"))) {
+    try (var agent = startAgent(work, env, jvm)) {
       Thread.sleep(settle.toMillis());
       if (!agent.alive()) {
         throw new IllegalStateException("the agent stopped:\n" + agent.stdout() + agent.stderr());
@@ -236,6 +238,36 @@ public final class NodeAgentFootprint {
       }
       return new Figures(label, rss, highest, cpu, rounds, window);
     }
+  }
+
+  /**
+   * The agent as its DaemonSet starts it, pinned to CPU 0: the jar with the JVM options in
+   * JAVA_TOOL_OPTIONS, or (BENCH_EXECUTABLE=node-agent/target/node-agent-runner) the
+   * native executable with the native flavour's options as its arguments.
+   */
+  static PackagedApp.Running startAgent(Path work, Map<String, String> env, List<String> options) {
+    if (PackagedApp.isNative()) {
+      return PackagedApp.start(work, env, List.of("taskset", "-c", "0"), options.toArray(String[]::new));
+    }
+    env.put("JAVA_TOOL_OPTIONS", String.join(" ", options) + (NMT ? " -XX:NativeMemoryTracking=summary" : "") + System.getProperty("bench.jvm", ""));
+    return PackagedApp.start(work, env, List.of("taskset", "-c", "0"));
+  }
+
+  /**
+   * The options the DaemonSet gives the agent: the JVM flavour's JAVA_OPTS_APPEND (manifests/), or
+   * for the native executable the chart's native flavour's, with -XX:MaxRAM of the DaemonSet's
+   * memory limit, which the native kit's executables do not read from a cgroup.
+   */
+  public static List<String> daemonSetOptions() throws IOException {
+    if (!PackagedApp.isNative()) {
+      return daemonSetJvmOptions();
+    }
+    var template = Files.readString(Fixtures.REPOSITORY.resolve("charts/gpu-admission/templates/components/node-agent/daemonset.yaml"));
+    var nativeBranch = template.substring(template.indexOf("{{- if eq .Values.image.flavour \"native\" }}", template.indexOf("name: MALLOC_ARENA_MAX")));
+    var value = nativeBranch.substring(nativeBranch.indexOf("value: >-") + "value: >-".length(), nativeBranch.indexOf("{{- else }}")).trim();
+    var options = new ArrayList<String>(List.of("-XX:MaxRAM=192m"));
+    options.addAll(List.of(value.split("\\s+")));
+    return options;
   }
 
   /** The JVM options the DaemonSet's command gives java (JAVA_OPTS_APPEND; it starts the jar as this bench does). */

@@ -14,10 +14,19 @@ import java.util.concurrent.TimeUnit;
  * node agent's {@code node-agent/target/node-agent/node-agent.jar}, made by {@code package} before
  * failsafe runs; each module's pom names it as {@code packaged.jar}) started as users start it, in a JVM of its own, with the environment and working
  * directory a test gives. Output goes to files, so a chatty process never blocks on a full pipe.
+ * In the native build ({@code -Pnative}) the poms name the native executable instead, as {@code
+ * packaged.executable}, and the same tests start that.
  */
 public final class PackagedApp {
   /** The jar this build packaged; a benchmark may name another ({@code -Dbench.jar=...}: an earlier build, to compare). */
   public static final Path JAR = Path.of(System.getProperty("bench.jar", System.getProperty("packaged.jar", "packaged.jar"))).toAbsolutePath();
+  /**
+   * The native executable the native build made in place of the jar; empty in the JVM build. A
+   * benchmark names one with BENCH_EXECUTABLE (bench/README.md, "Native executables").
+   */
+  public static final java.util.Optional<Path> EXECUTABLE =
+      java.util.Optional.ofNullable(System.getProperty("packaged.executable", System.getenv("BENCH_EXECUTABLE")))
+          .filter(p -> !p.isBlank()).map(p -> Path.of(p).toAbsolutePath());
 
   private PackagedApp() {}
 
@@ -52,6 +61,11 @@ public final class PackagedApp {
       return process.pid();
     }
 
+    /** Its exit status once it has ended (after {@link #close}: 143 for the SIGTERM that ended it). */
+    public int exitValue() {
+      return process.exitValue();
+    }
+
     @Override
     public void close() throws InterruptedException {
       process.destroy();
@@ -79,14 +93,23 @@ public final class PackagedApp {
     return start(workingDirectory, env, List.of(), args);
   }
 
-  /** As {@link #start(Path, Map, String...)}, the java command run through {@code launcher} (e.g. taskset). */
+  /** As {@link #start(Path, Map, String...)}, the java command (or the native executable) run through {@code launcher} (e.g. taskset). */
   public static Running start(Path workingDirectory, Map<String, String> env, List<String> launcher, String... args) {
     var command = new java.util.ArrayList<String>(launcher);
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-jar");
-    command.add(JAR.toString());
+    command.addAll(program());
     command.addAll(List.of(args));
     return startCommand(workingDirectory, env, command);
+  }
+
+  /** Whether the tests run the native executable ({@code -Pnative}) rather than the jar. */
+  public static boolean isNative() {
+    return EXECUTABLE.isPresent();
+  }
+
+  /** The command that starts the program: the native executable, or {@code java -jar} with the packaged jar. */
+  public static List<String> program() {
+    return EXECUTABLE.map(executable -> List.of(executable.toString()))
+        .orElseGet(() -> List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", JAR.toString()));
   }
 
   /** Runs {@code command} (a wrapper that starts the jar) to its end (at most two minutes). */
@@ -104,8 +127,9 @@ public final class PackagedApp {
 
   /** Starts {@code command} (one that starts a packaged program itself); the caller closes it. */
   public static Running startCommand(Path workingDirectory, Map<String, String> env, List<String> command) {
-    if (!Files.isRegularFile(JAR)) {
-      throw new IllegalStateException(JAR + " is missing: run ./mvnw verify (package comes before the integration tests)");
+    var packaged = EXECUTABLE.orElse(JAR);
+    if (!Files.isRegularFile(packaged)) {
+      throw new IllegalStateException(packaged + " is missing: run ./mvnw verify (package comes before the integration tests)");
     }
     try {
       var stdout = Files.createTempFile("gpu-admission-out", ".txt");

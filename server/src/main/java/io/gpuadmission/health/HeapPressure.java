@@ -20,7 +20,10 @@ import org.jboss.logging.Logger;
  * still {@value #SHORT_PERCENT}% full right after a collection means the live set (mostly the
  * cluster's nodes and GPU pods) has outgrown the heap the container's memory limit gives. The JVM
  * tells through a collection-usage threshold (checked after each collection, at no cost between);
- * this logs it once per episode, and the metric and the readiness data show it while it lasts.
+ * this logs it once per episode, and the metric and the readiness data show it while it lasts. A
+ * native executable's serial collector has no thresholds and no maximum per pool: there the old
+ * generation is the heap pool only its complete collections manage, measured against the heap's
+ * maximum whenever the readiness probe or a metrics scrape asks.
  */
 @ApplicationScoped
 public class HeapPressure {
@@ -32,7 +35,7 @@ public class HeapPressure {
 
   void start(@Observes ServerStartup event, MeterRegistry registry) {
     Meters.forget(registry, "gpu_admission_heap_live_ratio", "gpu_admission_heap_short");
-    oldGen.ifPresent(pool -> {
+    oldGen.filter(MemoryPoolMXBean::isCollectionUsageThresholdSupported).ifPresent(pool -> {
       pool.setCollectionUsageThreshold(pool.getUsage().getMax() * SHORT_PERCENT / 100);
       ((NotificationEmitter) ManagementFactory.getMemoryMXBean()).addNotificationListener((notification, handback) -> {
         if (MemoryNotificationInfo.MEMORY_COLLECTION_THRESHOLD_EXCEEDED.equals(notification.getType())) {
@@ -52,13 +55,19 @@ public class HeapPressure {
   public Optional<Double> liveRatio() {
     return oldGen.flatMap(pool -> {
       var after = pool.getCollectionUsage();
-      var max = pool.getUsage().getMax();
+      var max = max(pool);
       return after == null || max <= 0 ? Optional.empty() : Optional.of(after.getUsed() / (double) max);
     });
   }
 
   public long maxBytes() {
-    return oldGen.map(pool -> pool.getUsage().getMax()).orElse(-1L);
+    return oldGen.map(HeapPressure::max).orElse(-1L);
+  }
+
+  /** The pool's maximum, or the heap's where the pool has none of its own (a native executable's). */
+  private static long max(MemoryPoolMXBean pool) {
+    var max = pool.getUsage().getMax();
+    return max > 0 ? max : ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getMax();
   }
 
   /** True while the heap stays short after collections; logs each change. */
@@ -81,8 +90,16 @@ public class HeapPressure {
   }
 
   private static Optional<MemoryPoolMXBean> oldGeneration() {
-    return ManagementFactory.getMemoryPoolMXBeans().stream()
+    var pools = ManagementFactory.getMemoryPoolMXBeans();
+    var jvm = pools.stream()
         .filter(pool -> pool.getType() == MemoryType.HEAP && pool.isCollectionUsageThresholdSupported() && pool.getUsage().getMax() > 0)
         .max(Comparator.comparingLong(pool -> pool.getUsage().getMax()));
+    if (jvm.isPresent()) {
+      return jvm;
+    }
+    // The heap pool the fewest collectors manage: a generational collector's old generation.
+    var collectors = ManagementFactory.getGarbageCollectorMXBeans();
+    return pools.stream().filter(pool -> pool.getType() == MemoryType.HEAP)
+        .min(Comparator.comparingLong(pool -> collectors.stream().filter(gc -> java.util.List.of(gc.getMemoryPoolNames()).contains(pool.getName())).count()));
   }
 }

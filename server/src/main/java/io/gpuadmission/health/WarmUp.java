@@ -53,7 +53,8 @@ public class WarmUp {
    * a production start (gpu-admission.warm-up.budget, 300 ms) the first round matters most: it
    * builds Jackson's (de)serializers and runs every path once; the AOT cache already holds the
    * classes and the training run's profiles, and more rounds on one CPU only delay readiness
-   * (bench/README.md: 1.5 s gave the first reviews no better latency).
+   * (bench/README.md: 1.5 s gave the first reviews no better latency). A native executable, compiled
+   * ahead of time, has no JIT to warm: one round, for what each path initialises on first use.
    */
   private record Rounds(int count, Duration budget, int https) {}
 
@@ -90,7 +91,7 @@ public class WarmUp {
     this.vertx = vertx;
     this.cluster = cluster;
     this.training = training;
-    this.production = new Rounds(200, budget, 1);
+    this.production = new Rounds(io.quarkus.runtime.ImageMode.current().isNativeImage() ? 1 : 200, budget, 1);
   }
 
   /** Where warm-up stands, for the readiness check. */

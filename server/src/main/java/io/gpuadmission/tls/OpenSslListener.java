@@ -1,6 +1,7 @@
 package io.gpuadmission.tls;
 
 import io.netty.handler.ssl.OpenSsl;
+import io.quarkus.runtime.ImageMode;
 import io.quarkus.vertx.http.HttpServerOptionsCustomizer;
 import io.vertx.core.http.HttpServerOptions;
 import io.vertx.core.net.OpenSSLEngineOptions;
@@ -13,7 +14,11 @@ import org.jboss.logging.Logger;
  * record; with OpenSSL the cheapest review costs about a fifth less CPU (bench/README.md, issue
  * 10). The key material still comes from {@link ServedCertificate}'s key manager, which OpenSSL
  * asks on every handshake, so certificate rotation works as before. Where the native library cannot
- * load (a platform without a bundled build), the JDK engine serves and the log says why.
+ * load (a platform without a bundled build), the JDK engine serves and the log says why. A native
+ * executable always serves with the JDK's engine, said at INFO as the choice it is: Quarkus' native
+ * build replaces Netty's {@code OpenSsl} with one that is never available (netty-tcnative's JNI
+ * library is not in the executable); what that costs per review is in bench/README.md, "Native
+ * executables".
  */
 @ApplicationScoped
 public class OpenSslListener implements HttpServerOptionsCustomizer {
@@ -28,6 +33,10 @@ public class OpenSslListener implements HttpServerOptionsCustomizer {
   @Override
   public void customizeHttpsServer(HttpServerOptions options) {
     if (!config.openssl()) {
+      return;
+    }
+    if (ImageMode.current().isNativeImage()) {
+      LOG.info("HTTPS served by the JDK's TLS engine (a native executable has no netty-tcnative)");
       return;
     }
     if (!OpenSsl.isAvailable()) {

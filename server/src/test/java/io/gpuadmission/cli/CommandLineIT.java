@@ -1,6 +1,7 @@
 package io.gpuadmission.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpuadmission.support.Fixtures;
@@ -15,7 +16,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The command line as users run it: the packaged jar (cli mode chosen by the arguments), and
  * {@code kubectl gpu-admission} through {@code bin/kubectl-gpu_admission} on PATH. The output is
- * the one {@link CommandLineTest} expects in-process.
+ * the one {@link CommandLineTest} expects in-process. The native build runs the same commands on
+ * its executable; the plugin's tests, which start the jar with a JDK, are the JVM build's only.
  */
 class CommandLineIT {
   private static final Path PROJECT = Path.of("").toAbsolutePath();
@@ -32,6 +34,7 @@ class CommandLineIT {
 
   @Test
   void kubectlRunsItAsAPlugin() {
+    assumeFalse(PackagedApp.isNative(), "the kubectl plugin starts the jar with a JDK: the JVM build's");
     var kubectl = onPath("kubectl");
     assumeTrue(kubectl != null, "no kubectl on PATH: the plugin is not tried");
     var env =
@@ -54,6 +57,7 @@ class CommandLineIT {
 
   @Test
   void theFirstRunWritesAClassDataArchiveTheNextRunsUseWithTheSameAnswer() throws Exception {
+    assumeFalse(PackagedApp.isNative(), "the kubectl plugin starts the jar with a JDK: the JVM build's");
     var cache = Files.createTempDirectory("cli-cache");
     var env = Map.of("GPU_ADMISSION_CLI_CACHE", "on", "GPU_ADMISSION_CACHE_DIR", cache.toString(), "JAVA", javaExecutable());
     var command = List.of(PROJECT.resolve("bin/kubectl-gpu_admission").toString(), "explain", "-f", R + "workloads/pytorchjob-worker-2-gpus.yaml");
@@ -77,6 +81,7 @@ class CommandLineIT {
 
   @Test
   void aJavaHomeOlderThan25YieldsToTheJdkThatBuiltTheJar() throws Exception {
+    assumeFalse(PackagedApp.isNative(), "the kubectl plugin starts the jar with a JDK: the JVM build's");
     // What setup-java 17 in a CI job, or a workstation's JDK 17, leaves in JAVA_HOME.
     var jdk17 = Files.createTempDirectory("jdk17");
     Files.writeString(jdk17.resolve("release"), "JAVA_VERSION=\"17.0.15\"\n");

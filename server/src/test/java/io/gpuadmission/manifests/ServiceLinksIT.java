@@ -46,6 +46,8 @@ class ServiceLinksIT {
   private static final String SERVER_ADDRESS = "127.0.84.43";
   /** The node agent's program as the node-agent module packages it (the reactor builds it first). */
   private static final Path AGENT_JAR = Path.of("node-agent/target/node-agent/node-agent.jar").toAbsolutePath();
+  /** Its native executable, in the native build (server/pom.xml, profile native). */
+  private static final Path AGENT_EXECUTABLE = Path.of(System.getProperty("node-agent.executable", "node-agent-runner")).toAbsolutePath();
 
   @TempDir Path workingDirectory;
 
@@ -77,8 +79,16 @@ class ServiceLinksIT {
     return links;
   }
 
-  private static <T extends HasMetadata> T only(String install, Class<T> kind) throws Exception {
-    return Overlays.renderObjects(install).stream().filter(kind::isInstance).map(kind::cast).findFirst().orElseThrow();
+  /**
+   * The install's workload: as kustomize renders it, or in the native build the chart's with
+   * image.flavour native (the node agent's DaemonSet enabled), whose commands and options start
+   * the native executables.
+   */
+  private static <T extends HasMetadata> T workload(Class<T> kind, String install) throws Exception {
+    var objects = PackagedApp.isNative()
+        ? Overlays.objects(Chart.template(List.of("image.flavour=native", "nodeAgent.enabled=true")))
+        : Overlays.renderObjects(install);
+    return objects.stream().filter(kind::isInstance).map(kind::cast).findFirst().orElseThrow();
   }
 
   private static int containerPort(Container container, String name) {
@@ -97,8 +107,8 @@ class ServiceLinksIT {
     assertThat(links).containsEntry("GPU_ADMISSION_PORT", "tcp://" + links.get("GPU_ADMISSION_SERVICE_HOST") + ":443")
         .containsEntry("KUBERNETES_SERVICE_HOST", "10.96.0.1").containsKey("GPU_ADMISSION_NODE_AGENT_PORT_9090_TCP_ADDR");
 
-    var server = only("manifests", Deployment.class).getSpec().getTemplate().getSpec().getContainers().getFirst();
-    var agent = only("manifests/node-agent", DaemonSet.class).getSpec().getTemplate().getSpec().getContainers().getFirst();
+    var server = workload(Deployment.class, "manifests").getSpec().getTemplate().getSpec().getContainers().getFirst();
+    var agent = workload(DaemonSet.class, "manifests/node-agent").getSpec().getTemplate().getSpec().getContainers().getFirst();
     var serverProbe = server.getReadinessProbe().getHttpGet();
     var agentProbe = agent.getReadinessProbe().getHttpGet();
     assertThat(serverProbe.getPort().getStrVal()).isEqualTo("https");
@@ -129,10 +139,17 @@ class ServiceLinksIT {
       agentEnv.put("GPU_ADMISSION_NODE_AGENT_HEALTH_PORT", Integer.toString(healthPort));
       var agentReady = "http://127.0.0.1:" + healthPort + agentProbe.getPath();
       // The DaemonSet's command: its JVM options from JAVA_OPTS_APPEND, the agent's own jar (here
-      // the node-agent module's build, in the image /deployments/node-agent/).
-      assertThat(agent.getCommand()).containsExactly("sh", "-c", "exec java $JAVA_OPTS_APPEND -jar /deployments/node-agent/node-agent.jar");
-      var daemonSetCommand = List.of("sh", "-c", "exec \"$0\" $JAVA_OPTS_APPEND -jar \"$1\"",
-          Path.of(System.getProperty("java.home"), "bin", "java").toString(), AGENT_JAR.toString());
+      // the node-agent module's build, in the image /deployments/node-agent/); in the native
+      // build the native flavour's: the agent's executable with its options.
+      List<String> daemonSetCommand;
+      if (PackagedApp.isNative()) {
+        assertThat(agent.getCommand()).containsExactly("sh", "-c", "exec /deployments/node-agent/node-agent $JAVA_OPTS_APPEND");
+        daemonSetCommand = List.of("sh", "-c", "exec \"$0\" $JAVA_OPTS_APPEND", AGENT_EXECUTABLE.toString());
+      } else {
+        assertThat(agent.getCommand()).containsExactly("sh", "-c", "exec java $JAVA_OPTS_APPEND -jar /deployments/node-agent/node-agent.jar");
+        daemonSetCommand = List.of("sh", "-c", "exec \"$0\" $JAVA_OPTS_APPEND -jar \"$1\"",
+            Path.of(System.getProperty("java.home"), "bin", "java").toString(), AGENT_JAR.toString());
+      }
 
       Files.createDirectories(workingDirectory.resolve("server"));
       Files.createDirectories(workingDirectory.resolve("node/pod-resources"));
