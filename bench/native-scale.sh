@@ -31,11 +31,10 @@ native="$(ls "$root"/server/target/gpu-admission-*-runner 2>/dev/null | head -1)
 fixture="$root/../shared/bench/fixtures/extender-args-5000.json"
 [[ -f "$fixture" ]] || fixture="/work/shared/bench/fixtures/extender-args-5000.json"
 work="$(mktemp -d)"
-deps="$root/server/target/bench-classpath.txt"
 clk="$(getconf CLK_TCK)"
-[[ -s "$deps" ]] || (cd "$root" && ./mvnw -B -q dependency:build-classpath -pl server -am -Dmdep.includeScope=test -Dmdep.outputFile="$deps")
-[[ -d "$root/server/target/test-classes/io/gpuadmission/bench" ]] || (cd "$root" && ./mvnw -B -q -DskipTests test-compile -pl server -am)
-(cd "$work" && exec nice -n 19 "$JAVA_HOME/bin/java" -Xmx1g -XX:+UseSerialGC -cp "$root/server/target/classes:$root/server/target/test-classes:$(cat "$deps")" \
+. "$root/bench/lib/classpath.sh"
+classpath="$(server_test_classpath)"
+(cd "$work" && exec nice -n 19 "$JAVA_HOME/bin/java" -Xmx1g -XX:+UseSerialGC -cp "$classpath" \
   io.gpuadmission.bench.ScaleCluster "$api_port" "$nodes" "$pods" "$gpu_pods" "$images") >"$work/cluster.log" 2>&1 &
 cluster=$!
 server=""
