@@ -5,8 +5,8 @@
 # per review in keep-alive saturation for each fixture of the load harness (ratios to the floor).
 # Both run without a cluster, on the dev certificate, with the options they ship with: the JVM's
 # jvm.args, its AOT cache and the Deployment's -XX:MaxRAM=1536m (server/target/quarkus-app/run);
-# the native executable with -XX:MaxRAM=1536m (the limit, which the native kit's executables do not
-# read from a cgroup). Bounded: a few minutes; stops what it started.
+# the native executable with the image's -Xmn32m and -XX:MaxRAM=1536m (the limit, which the native
+# kit's executables do not read from a cgroup). Bounded: a few minutes; stops what it started.
 #   bench/native-compare.sh [flavours...]     (default: jvm native)
 # Needs: server/target/quarkus-app (./mvnw package) and server/target/gpu-admission-*-runner
 # (./mvnw -Pnative package); wrk, nginx (../shared/bench). Env: QUARKUS_HTTP_SSL_PORT (8467),
@@ -49,7 +49,7 @@ start_server() { # flavour
     jvm) (cd "$root/server/target/quarkus-app" && exec taskset -c 0 "$JAVA_HOME/bin/java" @jvm.args -XX:MaxRAM=1536m \
         -XX:AOTCache=app.aot -XX:AOTMode=on -jar quarkus-run.jar) >"$work/$1.log" 2>&1 & ;;
     native) [[ -x "$native" ]] || { echo "no native executable: ./mvnw -Pnative package first" >&2; exit 1; }
-      (cd "$work" && exec taskset -c 0 "$native" -XX:MaxRAM=1536m) >"$work/$1.log" 2>&1 & ;;
+      (cd "$work" && exec taskset -c 0 "$native" -Xmn32m -XX:MaxRAM=1536m) >"$work/$1.log" 2>&1 & ;;
   esac
   pid=$!
 }
