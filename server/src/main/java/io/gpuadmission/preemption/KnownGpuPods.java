@@ -14,9 +14,14 @@ public interface KnownGpuPods {
   /** Every bound, unfinished pod asking GPUs, in no particular order. */
   List<PodFacts> bound();
 
+  /** Pending pods the service holds room for (quota reclaim's): they count in their team's usage. */
+  default List<PodFacts> held() {
+    return List.of();
+  }
+
   /**
-   * Changes when a pod asking GPUs that is bound (or that the ledger holds GPUs for) appears or
-   * goes, or its node, ask, priority, start or gang changes; not on any other update of a pod (the
+   * Changes when a pod asking GPUs that is bound (or that the ledger holds GPUs for, or that room is
+   * held for) appears or goes, or its node, ask, priority, start or gang changes; not on any other update of a pod (the
    * informer tells of every status change, and filter reads the quota book for every pod).
    */
   long generation();

@@ -29,6 +29,11 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
   private final Map<String, Set<String>> byGang = new ConcurrentHashMap<>();
   /** Pending pods nominated to each node: filter holds their GPUs there for pods of no higher priority. */
   private final Map<String, Map<String, PodFacts>> nominated = new ConcurrentHashMap<>();
+  /** Room the service freed for a pending pod ({@link #hold}): its node and until when, by UID. */
+  private final Map<String, Held> held = new ConcurrentHashMap<>();
+
+  /** A pending pod's room on {@code node}, held for it until {@code until}. */
+  private record Held(String node, Instant until) {}
 
   private final GpuLedger ledger;
   private volatile long generation;
@@ -84,18 +89,67 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
     }
   }
 
-  /** Most important first (priority, then UID for a stable order), as kube-scheduler adds them. */
+  /**
+   * Most important first (priority, then UID for a stable order), as kube-scheduler adds them: the
+   * pods nominated to the node, and those the service holds room there for ({@link #hold}).
+   */
   @Override
   public List<GpuAsk> heldOn(String node, int priority, String exceptUid) {
     var here = nominated.get(node);
-    if (here == null) {
+    var holding = heldFor(node);
+    if (here == null && holding.isEmpty()) {
       return List.of();
     }
-    return here.values().stream()
+    var pods = new java.util.ArrayList<PodFacts>(holding);
+    if (here != null) {
+      here.values().stream().filter(f -> !held.containsKey(f.uid())).forEach(pods::add);
+    }
+    return pods.stream()
         .filter(f -> f.priority() >= priority && !f.uid().equals(exceptUid) && ledger.claim(f.uid()).isEmpty())
         .sorted(Comparator.comparingInt((PodFacts f) -> -f.priority()).thenComparing(PodFacts::uid))
         .map(PodFacts::ask)
         .toList();
+  }
+
+  /**
+   * Holds room on {@code node} for a pending pod until {@code until} or until it is bound or gone:
+   * its GPUs there ({@link #heldOn}) and its ask in its team's quota ({@link #held()}), as a
+   * nomination holds them, whatever kube-scheduler then does with the pod's nomination (it clears
+   * one when a retry's preemption finds no victim, while the victims reclaim chose still terminate).
+   * Holding again moves {@code until}.
+   */
+  public synchronized void hold(String uid, String node, Instant until) {
+    held.put(uid, new Held(node, until));
+    generation++;
+  }
+
+  /** The pending pods the service holds room for now; those bound, gone or past their time are let go. */
+  @Override
+  public List<PodFacts> held() {
+    if (held.isEmpty()) {
+      return List.of();
+    }
+    var now = Instant.now();
+    var out = new java.util.ArrayList<PodFacts>();
+    for (var entry : List.copyOf(held.entrySet())) {
+      var facts = byUid.get(entry.getKey());
+      if (facts == null || !facts.node().isEmpty() || facts.terminating() || !now.isBefore(entry.getValue().until())) {
+        release(entry.getKey());
+      } else {
+        out.add(facts);
+      }
+    }
+    return out;
+  }
+
+  private List<PodFacts> heldFor(String node) {
+    return held().stream().filter(f -> node.equals(held.getOrDefault(f.uid(), new Held("", Instant.MIN)).node())).toList();
+  }
+
+  private synchronized void release(String uid) {
+    if (held.remove(uid) != null) {
+      generation++;
+    }
   }
 
   /**

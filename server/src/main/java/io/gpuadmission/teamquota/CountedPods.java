@@ -15,10 +15,10 @@ import java.util.Set;
 
 /**
  * The pods a team's usage counts, as quota sees them: every claim of the ledger (bound, assumed,
- * reserved, planned for a gang member, chosen) by what it holds, and every bound pod asking GPUs
- * that the ledger holds nothing for (bound by another scheduler, or before the install, on a node
- * without the node agent) by what it asks. A pod counts once; a pending pod without a claim counts
- * nothing. Priority, start and gang come from the pod informer's facts, for both.
+ * reserved, planned for a gang member, chosen) by what it holds, every bound pod asking GPUs that
+ * the ledger holds nothing for (bound by another scheduler, or before the install, on a node
+ * without the node agent) by what it asks, and every pending pod reclaim holds room for, by what it
+ * asks. A pod counts once; any other pending pod without a claim counts nothing. Priority, start and gang come from the pod informer's facts, for both.
  */
 final class CountedPods {
   private CountedPods() {}
@@ -38,6 +38,9 @@ final class CountedPods {
       if (!claims.containsKey(facts.uid())) {
         counted.put(facts.uid(), pod(facts.uid(), facts.namespace(), QuotaAmounts.of(facts.ask(), policy), Optional.of(facts), names));
       }
+    }
+    for (var facts : pods.held()) {
+      counted.putIfAbsent(facts.uid(), pod(facts.uid(), facts.namespace(), QuotaAmounts.of(facts.ask(), policy), Optional.of(facts), names));
     }
     return counted;
   }

@@ -34,6 +34,16 @@ final class QuotaEvictions {
     this.clock = clock;
   }
 
+  /**
+   * Whether the pod is still waiting, as the API server has it now: not bound, not being deleted,
+   * the same UID. The informer's view lags by a moment, in which kube-scheduler may have bound it.
+   */
+  boolean stillPending(String namespace, String name, String uid) {
+    var pod = client.pods().inNamespace(namespace).withName(name).get();
+    return pod != null && uid.equals(pod.getMetadata().getUid()) && pod.getMetadata().getDeletionTimestamp() == null
+        && (pod.getSpec() == null || pod.getSpec().getNodeName() == null || pod.getSpec().getNodeName().isEmpty());
+  }
+
   /** Evicts {@code victim}; false when it is gone or was recreated under its name meanwhile. */
   boolean evict(PodFacts victim, String message) {
     var condition =

@@ -226,6 +226,10 @@ public final class QuotaReclaimer implements AutoCloseable {
     if (plan.get().victims().isEmpty()) {
       return waitsForTerminating(pod, ask, plan.get().node(), claims);
     }
+    if (!evictions.stillPending(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), uid)) {
+      LOG.debugf("no reclaim for %s/%s: bound or gone meanwhile", pod.getMetadata().getNamespace(), pod.getMetadata().getName());
+      return true;
+    }
     execute(pod, plan.get());
     return true;
   }
@@ -243,6 +247,7 @@ public final class QuotaReclaimer implements AutoCloseable {
     }
     LOG.debugf("no reclaim for %s/%s (%s): pods terminating already make room on node %s; it waits for them",
         meta.getNamespace(), meta.getName(), ask, node);
+    facts.hold(meta.getUid(), node, clock.instant().plus(holdFor()));
     return true;
   }
 
@@ -264,6 +269,14 @@ public final class QuotaReclaimer implements AutoCloseable {
     var all = new HashSet<String>(some);
     all.addAll(others);
     return all;
+  }
+
+  /**
+   * How long the room freed for a pod is held for it: two cool-downs, and again at each attempt that
+   * finds it still waiting for its victims (a long termination grace period).
+   */
+  private Duration holdFor() {
+    return coolDown.multipliedBy(2);
   }
 
   /**
@@ -321,6 +334,9 @@ public final class QuotaReclaimer implements AutoCloseable {
     }
     evictions.nominate(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), plan.node());
     made.put(pod.getMetadata().getUid(), new Made(plan.victims().stream().map(v -> v.pod().uid()).toList(), plan.node(), clock.instant()));
+    // The room freed is the pod's until it is bound: its GPUs there and its ask in its team's usage,
+    // even once kube-scheduler clears the nomination (a retry while the victims still terminate).
+    facts.hold(pod.getMetadata().getUid(), plan.node(), clock.instant().plus(holdFor()));
     var quota = plan.victims().get(0).reclaimingQuota();
     evictions.publish(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), "Normal", "QuotaReclaiming",
         "quota " + quota + " is under its min: evicted " + String.join(", ", names) + " (borrowing) to free GPUs on node " + plan.node()
