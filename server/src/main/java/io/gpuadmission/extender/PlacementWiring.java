@@ -31,6 +31,7 @@ import io.gpuadmission.preemption.GpuPreemptor;
 import io.gpuadmission.preemption.PodFactsIndex;
 import io.gpuadmission.preemption.PreemptionMetrics;
 import io.gpuadmission.preemption.PreemptionSearch;
+import io.gpuadmission.preemption.VictimQuota;
 import io.gpuadmission.teamquota.GangQuotaCheck;
 import io.gpuadmission.teamquota.QuotaGate;
 import io.gpuadmission.teamquota.QuotaReclaimSweep;
@@ -191,8 +192,8 @@ public class PlacementWiring {
 
   @Produces
   @Singleton
-  GpuPreemptor preemptor(PlacementDecider decider) {
-    var search = new PreemptionSearch(ledger, podFacts, decider, budgets);
+  GpuPreemptor preemptor(PlacementDecider decider, VictimQuota quota) {
+    var search = new PreemptionSearch(ledger, podFacts, decider, budgets, quota);
     return new GpuPreemptor(
         cluster.client(), search, decider, ledger, podFacts, gate, policies::current, Clock.systemUTC(),
         new GpuPreemptor.Timing(config.preemptionDelay(), config.assumeTimeout()), new PreemptionMetrics(meters));
@@ -200,8 +201,8 @@ public class PlacementWiring {
 
   @Produces
   @Singleton
-  CandidateReview candidateReview(PlacementDecider decider, GpuPreemptor preemptor) {
-    return new CandidateReview(new PreemptionSearch(ledger, podFacts, decider, budgets), preemptor, policies::current);
+  CandidateReview candidateReview(PlacementDecider decider, GpuPreemptor preemptor, VictimQuota quota) {
+    return new CandidateReview(new PreemptionSearch(ledger, podFacts, decider, budgets, quota), preemptor, policies::current);
   }
 
   @Produces

@@ -31,22 +31,36 @@ public final class PreemptionSearch {
   private final PodFactsIndex pods;
   private final PlacementDecider decider;
   private final DisruptionBudgets budgets;
+  private final VictimQuota quota;
 
   /** The pod that needs room: its UID, {@code ns/name}, priority and GPU ask. */
-  public record Preemptor(String uid, String pod, int priority, GpuAsk ask) {}
+  public record Preemptor(String uid, String pod, int priority, GpuAsk ask) {
+    /** The pod's namespace. */
+    public String namespace() {
+      var slash = pod.indexOf('/');
+      return slash < 0 ? "" : pod.substring(0, slash);
+    }
+  }
 
+  /** A search that weighs priorities alone (no team quotas). */
   public PreemptionSearch(GpuLedger ledger, PodFactsIndex pods, PlacementDecider decider, DisruptionBudgets budgets) {
+    this(ledger, pods, decider, budgets, VictimQuota.NONE);
+  }
+
+  public PreemptionSearch(GpuLedger ledger, PodFactsIndex pods, PlacementDecider decider, DisruptionBudgets budgets, VictimQuota quota) {
     this.ledger = ledger;
     this.pods = pods;
     this.decider = decider;
     this.budgets = budgets;
+    this.quota = quota;
   }
 
   /**
    * The pods to evict on {@code node} beside {@code alreadyGoing} (victims kube-scheduler chose
    * for its own resources; a gang member among them brings the rest of its gang, or the node is
    * refused); empty when no set makes room, when {@code alreadyGoing} breaks a gang it cannot take
-   * whole, or names a pod of equal or higher priority.
+   * whole, or names a pod of equal or higher priority, and when the victims break a team quota
+   * ({@link VictimQuota}: kube-scheduler's own victims too, chosen by priority alone).
    */
   public Optional<NodeVictims> onNode(Preemptor preemptor, String node, Set<String> alreadyGoing) {
     var view = ledger.view(node);
@@ -78,10 +92,25 @@ public final class PreemptionSearch {
         }
       }
     }
-    var units = units(preemptor, node, claims, gone);
+    if (quota.refusal(preemptor, gone).isPresent()) {
+      return Optional.empty();
+    }
+    var units = units(preemptor, node, claims, gone).stream().filter(unit -> quota.refusal(preemptor, with(gone, unit)).isEmpty()).toList();
     return VictimChooser.choose(
             view.get(), claims, gone, units, preemptor.ask(), v -> decider.refusal(preemptor.ask(), v).isEmpty(), budgets)
+        // Each unit keeps the quotas on its own; together they may not (two from one team's borrowing).
+        .filter(chosen -> chosen.victims().isEmpty() || quota.refusal(preemptor, with(gone, chosen.victims())).isEmpty())
         .map(chosen -> withGoing.isEmpty() ? chosen : prepend(withGoing, chosen));
+  }
+
+  private static Set<String> with(Set<String> gone, VictimUnit unit) {
+    return with(gone, unit.pods());
+  }
+
+  private static Set<String> with(Set<String> gone, List<Victim> victims) {
+    var all = new HashSet<>(gone);
+    victims.forEach(v -> all.add(v.uid()));
+    return all;
   }
 
   /** Every pod on the node that may be evicted for the preemptor, gangs as one unit each. */

@@ -9,6 +9,7 @@ import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.policy.PolicyStore;
 import io.gpuadmission.preemption.DisruptionBudgets;
 import io.gpuadmission.preemption.PodFactsIndex;
+import io.gpuadmission.preemption.VictimQuota;
 import io.gpuadmission.quota.QuotaBook;
 import io.gpuadmission.quota.QuotaTree;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -70,6 +71,13 @@ public class QuotaService {
   @Singleton
   QuotaGate gate() {
     return gate;
+  }
+
+  /** What priority preemption (kube-scheduler's, through the preempt verb, and the extender's own) may take. */
+  @Produces
+  @Singleton
+  VictimQuota victimQuota() {
+    return new QuotaPreemptionCheck(gate, books);
   }
 
   @Produces

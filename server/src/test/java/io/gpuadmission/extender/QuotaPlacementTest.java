@@ -173,6 +173,86 @@ class QuotaPlacementTest {
     assertThat(filter(pod("quota-c", "c-0")).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
   }
 
+  /**
+   * kube-scheduler clears the nomination of a pod whose retry finds no victim while reclaim's are
+   * still terminating; the room reclaim freed stays the pod's all the same: once the victim is gone,
+   * its team's replacement pod is refused by the quota the waiting pod now counts in, and the
+   * waiting pod passes there.
+   */
+  @Test
+  void theRoomReclaimFreedStaysTheWaitingPodsWhenKubeSchedulerClearsItsNomination() {
+    running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-1", 2)), "whole-a", "2,3", 100, "2026-11-22T10:01:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-2", 2)), "whole-b", "0,1", 100, "2026-11-22T10:05:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-3", 2)), "whole-b", "2,3", 500, "2026-11-22T10:02:00Z");
+    var pending = create(QuotaCluster.whole("quota-c", "c-0", 2));
+    filter(pending);
+    await().atMost(WITHIN).until(() -> terminating("quota-b", "b-2") && "whole-b".equals(nominated("quota-c", "c-0")));
+
+    client.pods().inNamespace("quota-c").withName("c-0").subresource("status")
+        .patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            "{\"status\":{\"nominatedNodeName\":null}}");
+    await().atMost(WITHIN).until(() -> nominated("quota-c", "c-0") == null);
+    letGo("quota-b", "b-2");
+    await().atMost(WITHIN).until(() -> ledger.claimsOn("whole-b").size() == 1);
+
+    var replacement = create(QuotaCluster.whole("quota-b", "b-4", 2));
+    var refused = filter(replacement);
+    assertThat(refused.path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(refused.path("FailedAndUnresolvableNodes").path("whole-b").asText()).isEqualTo("quota root: nvidia.com/gpu used 8 + asked 2 > max 8");
+    assertThat(inspected("team-c").path("used").path("nvidia.com/gpu").asText()).isEqualTo("2");
+    assertThat(filter(pod("quota-c", "c-0")).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
+  }
+
+  /**
+   * kube-scheduler chooses preemption victims by priority alone; its preempt verb call lets the
+   * extender drop every node whose victims break a team quota: a borrowing team's high-priority pod
+   * takes no other team's GPUs (team-c at its min, team-b under it), only its own team's; a team
+   * under its min takes a borrower's as long as the borrower keeps its own min.
+   */
+  @Test
+  void kubeSchedulersPriorityPreemptionTakesNoTeamsGpusForABorrowerOnlyItsOwnTeams() {
+    running(QuotaCluster.whole("quota-c", "c-0", 2), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    running(QuotaCluster.whole("quota-a", "a-0", 2), "whole-a", "2,3", 0, "2026-11-22T10:01:00Z");
+    running(QuotaCluster.whole("quota-b", "b-1", 2), "whole-b", "0,1", 0, "2026-11-22T10:02:00Z");
+    running(QuotaCluster.whole("quota-a", "a-1", 2), "whole-b", "2,3", 0, "2026-11-22T10:03:00Z");
+    var urgent = QuotaCluster.whole("quota-a", "urgent-a", 2);
+    urgent.getSpec().setPriority(1000);
+    urgent = create(urgent);
+
+    // team-a would hold 6 of its min 2 with this pod: kube-scheduler's victims of team-c and team-b are refused.
+    var answer = json(post(base, "/extender/preempt", preemptArgs(urgent, Map.of("whole-a", List.of("c-0"), "whole-b", List.of("b-1")))));
+    assertThat(answer).isEqualTo(json("{\"NodeNameToMetaVictims\":{}}"));
+    var own = json(post(base, "/extender/preempt", preemptArgs(urgent, Map.of("whole-a", List.of("c-0"), "whole-b", List.of("a-1")))));
+    assertThat(own).isEqualTo(json("{\"NodeNameToMetaVictims\":{\"whole-b\":{\"Pods\":[{\"UID\":\"" + uid("quota-a", "a-1")
+        + "\"}],\"NumPDBViolations\":0}}}"));
+
+    // team-b, under its min, may take a-1 (team-a keeps 2 of its min 2), never both of team-a's pods.
+    var underMin = QuotaCluster.whole("quota-b", "urgent-b", 2);
+    underMin.getSpec().setPriority(1000);
+    underMin = create(underMin);
+    assertThat(json(post(base, "/extender/preempt", preemptArgs(underMin, Map.of("whole-b", List.of("a-1"))))))
+        .isEqualTo(json("{\"NodeNameToMetaVictims\":{\"whole-b\":{\"Pods\":[{\"UID\":\"" + uid("quota-a", "a-1")
+            + "\"}],\"NumPDBViolations\":0}}}"));
+  }
+
+  private String preemptArgs(Pod pod, Map<String, List<String>> victims) {
+    var nodes = new StringBuilder();
+    new java.util.TreeMap<>(victims).forEach((node, names) -> {
+      nodes.append(nodes.isEmpty() ? "" : ",").append('"').append(node).append("\":{\"Pods\":[");
+      for (int i = 0; i < names.size(); i++) {
+        var namespace = names.get(i).startsWith("a-") ? "quota-a" : names.get(i).startsWith("b-") ? "quota-b" : "quota-c";
+        nodes.append(i == 0 ? "" : ",").append("{\"UID\":\"").append(uid(namespace, names.get(i))).append("\"}");
+      }
+      nodes.append("],\"NumPDBViolations\":0}");
+    });
+    return "{\"Pod\":" + KubernetesJson.mapper().valueToTree(pod) + ",\"NodeNameToMetaVictims\":{" + nodes + "}}";
+  }
+
+  private String uid(String namespace, String name) {
+    return pod(namespace, name).getMetadata().getUid();
+  }
+
   @Test
   void aSecondReclaimAfterTheCoolDownEvictsNoOtherBorrowerWhileTheFirstVictimIsStillTerminating() throws InterruptedException {
     // As above; b-2, the one victim, stays terminating (the kubelet's finalizer) past the cool-down

@@ -1,0 +1,47 @@
+package io.gpuadmission.teamquota;
+
+import io.gpuadmission.placement.QuotaAmounts;
+import io.gpuadmission.preemption.PreemptionSearch;
+import io.gpuadmission.preemption.VictimQuota;
+import io.gpuadmission.quota.PreemptionUnderQuota;
+import io.gpuadmission.quota.QuotaPod;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Priority preemption under the tree in force ({@link PreemptionUnderQuota}), counted on the ledger
+ * as the gate counts: the victims' GPUs from the quota book, the preemptor's ask in the tree's
+ * resources. Without a tree, or with quotas off, every victim may go.
+ */
+final class QuotaPreemptionCheck implements VictimQuota {
+  private final QuotaGate gate;
+  private final QuotaLedgerBook books;
+
+  QuotaPreemptionCheck(QuotaGate gate, QuotaLedgerBook books) {
+    this.gate = gate;
+    this.books = books;
+  }
+
+  @Override
+  public Optional<String> refusal(PreemptionSearch.Preemptor preemptor, Collection<String> victimUids) {
+    var tree = gate.tree();
+    if (tree.isEmpty() || victimUids.isEmpty()) {
+      return Optional.empty();
+    }
+    var counted = books.pods(tree.get());
+    var victims = new ArrayList<QuotaPod>();
+    for (var uid : victimUids) {
+      var pod = counted.get(uid);
+      if (pod != null && !uid.equals(preemptor.uid())) {
+        victims.add(pod); // a pod the book does not count (no GPU) changes no quota
+      }
+    }
+    if (victims.isEmpty()) {
+      return Optional.empty();
+    }
+    var ask = QuotaLedgerBook.inTree(tree.get(), QuotaAmounts.of(preemptor.ask(), gate.policy()));
+    return PreemptionUnderQuota.refusal(books.bookWithout(tree.get(), List.of(preemptor.uid())), preemptor.namespace(), ask, victims);
+  }
+}
