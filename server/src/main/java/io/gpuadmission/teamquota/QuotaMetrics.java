@@ -5,6 +5,7 @@ import io.gpuadmission.metrics.Meters;
 import io.gpuadmission.quota.QuotaNode;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import java.util.HashSet;
@@ -21,7 +22,7 @@ public final class QuotaMetrics {
   private static final String[] KINDS = {"min", "max", "used", "borrowed"};
   private final MeterRegistry registry;
   private final QuotaService service;
-  private final Set<io.micrometer.core.instrument.Meter.Id> registered = new HashSet<>();
+  private final Set<Meter.Id> registered = new HashSet<>();
 
   QuotaMetrics(MeterRegistry registry, QuotaService service, QuotaTreeStore store) {
     this.registry = registry;
@@ -39,7 +40,7 @@ public final class QuotaMetrics {
 
   /** Registers the gauges of the tree in force now, and removes those of quota nodes it no longer has. */
   synchronized void refresh() {
-    var wanted = new HashSet<io.micrometer.core.instrument.Meter.Id>();
+    var wanted = new HashSet<Meter.Id>();
     var tree = service.gate().tree();
     if (tree.isPresent()) {
       var names = QuotaLedgerBook.names(tree.get());
@@ -49,9 +50,18 @@ public final class QuotaMetrics {
             if (kind.equals("max") && !node.max().has(resource)) {
               continue;
             }
-            var gauge = Gauge.builder("gpu_admission_quota_" + kind, service, amount(node.name(), resource, kind))
+            var name = "gpu_admission_quota_" + kind;
+            var tags = Tags.of("quota", node.name(), "resource", resource);
+            // Meter ids compare by name and tags: one registered before reads by name and stays
+            // (registering it again makes Micrometer warn that it ignores the second).
+            var id = new Meter.Id(name, tags, null, null, Meter.Type.GAUGE);
+            if (registered.contains(id)) {
+              wanted.add(id);
+              continue;
+            }
+            var gauge = Gauge.builder(name, service, amount(node.name(), resource, kind))
                 .description("Team quota " + kind + " of a quota node of the ElasticQuotaTree, per resource (whole GPUs, GiB, millicores)")
-                .tags(Tags.of("quota", node.name(), "resource", resource))
+                .tags(tags)
                 .register(registry);
             wanted.add(gauge.getId());
           }

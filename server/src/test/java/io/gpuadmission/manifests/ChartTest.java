@@ -232,9 +232,8 @@ class ChartTest {
   }
 
   /**
-   * helm test leaves nothing when it passes (Helm deletes every hook-succeeded object), and its RBAC
-   * in tests.namespace goes even when it fails (Helm deletes the hooks that ran before the failed
-   * one by their hook-succeeded policy): only a failed test's Pod stays, in the release namespace.
+   * helm test leaves nothing when it passes (Helm deletes every hook-succeeded object); a failed
+   * test's objects are replaced by the next run (before-hook-creation).
    */
   @Test
   void helmTestObjectsAreDeletedOnceItHasRun() throws Exception {
