@@ -108,8 +108,8 @@ class DocCommandsTest {
       var d = MAVEN_PROPERTY.matcher(line);
       while (d.find()) {
         var property = d.group(1);
-        // The test plugins' own user properties (surefire.*, it.test: which tests run) are read by Maven, not by the project.
-        var known = property.equals("skipTests") || property.equals("test") || property.equals("it.test") || property.startsWith("surefire.") || pom.contains("<name>" + property + "</name>") || pom.contains("${" + property + "}") || sources.toString().contains("\"" + property + "\"");
+        // The test plugins' own user properties (surefire.*, failsafe.*, it.test: which tests run) are read by Maven, not by the project.
+        var known = property.equals("skipTests") || property.equals("test") || property.equals("it.test") || property.startsWith("surefire.") || property.startsWith("failsafe.") || pom.contains("<name>" + property + "</name>") || pom.contains("${" + property + "}") || sources.toString().contains("\"" + property + "\"");
         if (!known) {
           problems.add("nothing reads -D" + property + ": " + line);
         }
