@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.scheduling.v1.PriorityClassBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
@@ -40,7 +41,9 @@ import org.junit.jupiter.api.io.TempDir;
  *       5-minute flush: the tree change requeues them);
  *   <li>team-b, under its min, creates six pods with two GPUs free and every node then full: all
  *       six bound within 60 s, the victims team-a's only, team-a never below its min, and team-b
- *       never taken below its min after that.
+ *       never taken below its min after that: not by team-a's new pods, nor by kube-scheduler's
+ *       priority preemption for them (team-a's pods have the higher priority, so its victims
+ *       would be team-b's).
  * </ol>
  * The times are printed (bench/README.md and docs/quotas.md give them).
  */
@@ -48,12 +51,21 @@ import org.junit.jupiter.api.io.TempDir;
 class RealSchedulerQuotaIT {
   private static final List<String> NODES = List.of("quota-it-a", "quota-it-b", "quota-it-c");
   private static final String CRD = "elasticquotatrees.scheduling.sigs.k8s.io";
+  private static final String TEAM_A_PRIORITY = "quota-it-team-a";
 
   @TempDir Path work;
 
   @Test
   void aRaisedMaxBindsAtOnceAndATeamUnderItsMinGetsItsGpusBackOnFullNodes() throws Exception {
     try (var admin = RealCluster.admin()) {
+      // It restarts kube-scheduler and deletes what it made: never on a cluster someone is using.
+      for (var namespace : List.of("team-a", "team-b")) {
+        assertThat(admin.namespaces().withName(namespace).get()).as("RealSchedulerQuotaIT needs a throwaway cluster: namespace %s exists", namespace).isNull();
+      }
+      if (admin.apiextensions().v1().customResourceDefinitions().withName(CRD).get() != null) {
+        assertThat(admin.genericKubernetesResources(QuotaTreeWatcher.TREES).inNamespace("kube-system").list().getItems())
+            .as("RealSchedulerQuotaIT needs a throwaway cluster: an ElasticQuotaTree is in force in kube-system").isEmpty();
+      }
       var createdCrd = admin.apiextensions().v1().customResourceDefinitions().withName(CRD).get() == null;
       if (createdCrd) {
         try (var crd = Files.newInputStream(Path.of("charts/gpu-admission/crds/elasticquotatrees.yaml"))) {
@@ -65,6 +77,9 @@ class RealSchedulerQuotaIT {
         admin.namespaces().resource(new NamespaceBuilder().withNewMetadata().withName(namespace).endMetadata().build()).create();
       }
       fakeNodes(admin);
+      admin.scheduling().v1().priorityClasses().withName(TEAM_A_PRIORITY).delete(); // a run stopped half way left it
+      admin.scheduling().v1().priorityClasses().resource(new PriorityClassBuilder().withNewMetadata().withName(TEAM_A_PRIORITY).endMetadata()
+          .withValue(100).build()).create();
       var port = freePort();
       var env = Map.of("KUBECONFIG", RealCluster.kubeconfig().orElseThrow().toString(), "QUARKUS_HTTP_SSL_PORT", Integer.toString(port),
           "GPU_ADMISSION_POLICY_NAMESPACE", service);
@@ -116,13 +131,17 @@ class RealSchedulerQuotaIT {
         assertThat(victims(admin, "team-a")).hasSize(4).allMatch(m -> m.startsWith("quota team-b took back its GPUs on node quota-it-"));
 
         // team-b is never taken below its min after that: team-a's pods wait, none of team-b's goes.
+        // Theirs is the higher priority, so kube-scheduler's own preemption picks team-b's pods as
+        // victims: the extender's preempt verb drops every such node (team-a borrows).
         for (var i = 10; i < 14; i++) {
           admin.resource(gpuPod("team-a", "a-" + i)).create();
         }
-        await().during(Duration.ofSeconds(15)).atMost(Duration.ofSeconds(20)).until(() -> bound(admin, "team-b") == 6);
+        await().during(Duration.ofSeconds(15)).atMost(Duration.ofSeconds(20))
+            .until(() -> bound(admin, "team-b") == 6 && disruptionTargets(admin, "team-b") == 0);
         assertThat(victims(admin, "team-b")).isEmpty();
         assertThat(bound(admin, "team-a")).isEqualTo(6);
       } finally {
+        admin.scheduling().v1().priorityClasses().withName(TEAM_A_PRIORITY).delete();
         kubelet.shutdownNow();
         scheduler(null);
         for (var namespace : List.of("team-a", "team-b")) {
@@ -184,8 +203,10 @@ class RealSchedulerQuotaIT {
     }
   }
 
+  /** A one-GPU pod; team-a's with the higher priority ({@link #TEAM_A_PRIORITY}). */
   private static Pod gpuPod(String namespace, String name) {
     return new PodBuilder().withNewMetadata().withNamespace(namespace).withName(name).endMetadata().withNewSpec()
+        .withPriorityClassName(namespace.equals("team-a") ? TEAM_A_PRIORITY : null)
         .withNodeSelector(Map.of("gpu-admission-it", "fake")).withTerminationGracePeriodSeconds(1L)
         .addNewContainer().withName("train").withImage("registry.example.com/train:1").withNewResources()
         .addToLimits("nvidia.com/gpu", new Quantity("1")).addToRequests("cpu", new Quantity("100m")).endResources().endContainer()
@@ -209,6 +230,14 @@ class RealSchedulerQuotaIT {
     } catch (RuntimeException e) {
       // the next round
     }
+  }
+
+  /** Pods of {@code namespace} that a preemption or reclaim marked for eviction. */
+  private static long disruptionTargets(KubernetesClient admin, String namespace) {
+    return admin.pods().inNamespace(namespace).list().getItems().stream()
+        .filter(p -> p.getStatus() != null && p.getStatus().getConditions() != null
+            && p.getStatus().getConditions().stream().anyMatch(c -> "DisruptionTarget".equals(c.getType())))
+        .count();
   }
 
   private static int bound(KubernetesClient admin, String namespace) {
