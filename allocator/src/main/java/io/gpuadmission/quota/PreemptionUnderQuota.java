@@ -60,13 +60,7 @@ public final class PreemptionUnderQuota {
 
   private static Optional<String> overMax(QuotaBook book, QuotaNode leaf, QuotaResources ask, Map<QuotaNode, QuotaResources> taken) {
     for (var node : leaf.pathToRoot()) {
-      var freed = QuotaResources.NONE;
-      for (var entry : taken.entrySet()) {
-        if (entry.getKey().pathToRoot().contains(node)) {
-          freed = freed.add(entry.getValue());
-        }
-      }
-      var after = book.used(node).subtract(freed);
+      var after = book.usedWithout(node, taken);
       for (var resource : ask.names()) {
         if (ask.get(resource) > 0 && node.max().has(resource) && after.get(resource) + ask.get(resource) > node.max().get(resource)) {
           return Optional.of("quota " + node.name() + ": " + resource + " used " + QuotaResources.format(resource, after.get(resource))

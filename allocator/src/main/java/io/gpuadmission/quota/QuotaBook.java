@@ -51,6 +51,20 @@ public final class QuotaBook {
     return used.getOrDefault(node, QuotaResources.NONE);
   }
 
+  /**
+   * What {@code node} would use once the pods counted in {@code takenPerLeaf} (amounts by leaf)
+   * have gone: those of leaves under it come off its usage.
+   */
+  public QuotaResources usedWithout(QuotaNode node, Map<QuotaNode, QuotaResources> takenPerLeaf) {
+    var freed = QuotaResources.NONE;
+    for (var entry : takenPerLeaf.entrySet()) {
+      if (entry.getKey().pathToRoot().contains(node)) {
+        freed = freed.add(entry.getValue());
+      }
+    }
+    return used(node).subtract(freed);
+  }
+
   /** What {@code node} uses above its min: borrowed from idle min elsewhere in the tree. */
   public QuotaResources borrowed(QuotaNode node) {
     return used(node).subtract(node.min());

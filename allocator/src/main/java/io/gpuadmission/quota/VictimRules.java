@@ -56,13 +56,7 @@ final class VictimRules {
 
   private boolean pathWithinMax(Map<QuotaNode, QuotaResources> taken) {
     for (var node : pendingLeaf.pathToRoot()) {
-      var freed = QuotaResources.NONE;
-      for (var entry : taken.entrySet()) {
-        if (entry.getKey().pathToRoot().contains(node)) {
-          freed = freed.add(entry.getValue());
-        }
-      }
-      var after = book.used(node).subtract(freed).add(ask);
+      var after = book.usedWithout(node, taken).add(ask);
       if (!after.withinLimits(node.max())) {
         return false;
       }

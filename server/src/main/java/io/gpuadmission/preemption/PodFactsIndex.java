@@ -7,6 +7,7 @@ import io.gpuadmission.placement.Nominations;
 import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.policy.GpuPolicy;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -96,11 +97,11 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
   @Override
   public List<GpuAsk> heldOn(String node, int priority, String exceptUid) {
     var here = nominated.get(node);
-    var holding = heldFor(node);
-    if (here == null && holding.isEmpty()) {
+    var pods = new ArrayList<PodFacts>();
+    heldNow().stream().filter(h -> h.getValue().equals(node)).forEach(h -> pods.add(h.getKey()));
+    if (here == null && pods.isEmpty()) {
       return List.of();
     }
-    var pods = new java.util.ArrayList<PodFacts>(holding);
     if (here != null) {
       here.values().stream().filter(f -> !held.containsKey(f.uid())).forEach(pods::add);
     }
@@ -126,24 +127,25 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
   /** The pending pods the service holds room for now; those bound, gone or past their time are let go. */
   @Override
   public List<PodFacts> held() {
+    return heldNow().stream().map(Map.Entry::getKey).toList();
+  }
+
+  /** Each pod held for now with the node its room is on. */
+  private List<Map.Entry<PodFacts, String>> heldNow() {
     if (held.isEmpty()) {
       return List.of();
     }
     var now = Instant.now();
-    var out = new java.util.ArrayList<PodFacts>();
-    for (var entry : List.copyOf(held.entrySet())) {
-      var facts = byUid.get(entry.getKey());
-      if (facts == null || !facts.node().isEmpty() || facts.terminating() || !now.isBefore(entry.getValue().until())) {
-        release(entry.getKey());
+    var out = new ArrayList<Map.Entry<PodFacts, String>>();
+    held.forEach((uid, room) -> {
+      var facts = byUid.get(uid);
+      if (facts == null || !facts.node().isEmpty() || facts.terminating() || !now.isBefore(room.until())) {
+        release(uid);
       } else {
-        out.add(facts);
+        out.add(Map.entry(facts, room.node()));
       }
-    }
+    });
     return out;
-  }
-
-  private List<PodFacts> heldFor(String node) {
-    return held().stream().filter(f -> node.equals(held.getOrDefault(f.uid(), new Held("", Instant.MIN)).node())).toList();
   }
 
   private synchronized void release(String uid) {

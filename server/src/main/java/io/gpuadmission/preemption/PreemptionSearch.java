@@ -92,21 +92,19 @@ public final class PreemptionSearch {
         }
       }
     }
-    if (quota.refusal(preemptor, gone).isPresent()) {
+    var quotas = quota.forPreemptor(preemptor);
+    if (quotas.refusal(gone).isPresent()) {
       return Optional.empty();
     }
-    var units = units(preemptor, node, claims, gone).stream().filter(unit -> quota.refusal(preemptor, with(gone, unit)).isEmpty()).toList();
+    var units = units(preemptor, node, claims, gone).stream().filter(unit -> quotas.refusal(with(gone, unit.pods())).isEmpty()).toList();
     return VictimChooser.choose(
             view.get(), claims, gone, units, preemptor.ask(), v -> decider.refusal(preemptor.ask(), v).isEmpty(), budgets)
         // Each unit keeps the quotas on its own; together they may not (two from one team's borrowing).
-        .filter(chosen -> chosen.victims().isEmpty() || quota.refusal(preemptor, with(gone, chosen.victims())).isEmpty())
+        .filter(chosen -> chosen.victims().isEmpty() || quotas.refusal(with(gone, chosen.victims())).isEmpty())
         .map(chosen -> withGoing.isEmpty() ? chosen : prepend(withGoing, chosen));
   }
 
-  private static Set<String> with(Set<String> gone, VictimUnit unit) {
-    return with(gone, unit.pods());
-  }
-
+  /** {@code gone} and the victims' UIDs. */
   private static Set<String> with(Set<String> gone, List<Victim> victims) {
     var all = new HashSet<>(gone);
     victims.forEach(v -> all.add(v.uid()));

@@ -11,8 +11,15 @@ import java.util.Optional;
 @FunctionalInterface
 public interface VictimQuota {
   /** Quotas off, or no tree: priority alone decides. */
-  VictimQuota NONE = (preemptor, victims) -> Optional.empty();
+  VictimQuota NONE = preemptor -> victims -> Optional.empty();
 
-  /** Why the pods {@code victimUids} may not all be evicted for {@code preemptor}; empty when they may. */
-  Optional<String> refusal(PreemptionSearch.Preemptor preemptor, Collection<String> victimUids);
+  /** The rules for one preemptor, with its team's usage and its ask read once for every set asked about. */
+  Check forPreemptor(PreemptionSearch.Preemptor preemptor);
+
+  /** One preemptor's rules. */
+  @FunctionalInterface
+  interface Check {
+    /** Why the pods {@code victimUids} may not all be evicted for the preemptor; empty when they may. */
+    Optional<String> refusal(Collection<String> victimUids);
+  }
 }

@@ -6,7 +6,6 @@ import io.gpuadmission.preemption.VictimQuota;
 import io.gpuadmission.quota.PreemptionUnderQuota;
 import io.gpuadmission.quota.QuotaPod;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 
@@ -25,23 +24,23 @@ final class QuotaPreemptionCheck implements VictimQuota {
   }
 
   @Override
-  public Optional<String> refusal(PreemptionSearch.Preemptor preemptor, Collection<String> victimUids) {
+  public Check forPreemptor(PreemptionSearch.Preemptor preemptor) {
     var tree = gate.tree();
-    if (tree.isEmpty() || victimUids.isEmpty()) {
-      return Optional.empty();
+    if (tree.isEmpty()) {
+      return victims -> Optional.empty();
     }
     var counted = books.pods(tree.get());
-    var victims = new ArrayList<QuotaPod>();
-    for (var uid : victimUids) {
-      var pod = counted.get(uid);
-      if (pod != null && !uid.equals(preemptor.uid())) {
-        victims.add(pod); // a pod the book does not count (no GPU) changes no quota
-      }
-    }
-    if (victims.isEmpty()) {
-      return Optional.empty();
-    }
+    var book = books.bookWithout(tree.get(), List.of(preemptor.uid()));
     var ask = QuotaLedgerBook.inTree(tree.get(), QuotaAmounts.of(preemptor.ask(), gate.policy()));
-    return PreemptionUnderQuota.refusal(books.bookWithout(tree.get(), List.of(preemptor.uid())), preemptor.namespace(), ask, victims);
+    return victimUids -> {
+      var victims = new ArrayList<QuotaPod>();
+      for (var uid : victimUids) {
+        var pod = counted.get(uid);
+        if (pod != null && !uid.equals(preemptor.uid())) {
+          victims.add(pod); // a pod the book does not count (no GPU) changes no quota
+        }
+      }
+      return victims.isEmpty() ? Optional.empty() : PreemptionUnderQuota.refusal(book, preemptor.namespace(), ask, victims);
+    };
   }
 }

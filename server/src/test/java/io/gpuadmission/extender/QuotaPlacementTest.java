@@ -221,9 +221,9 @@ class QuotaPlacementTest {
     urgent = create(urgent);
 
     // team-a would hold 6 of its min 2 with this pod: kube-scheduler's victims of team-c and team-b are refused.
-    var answer = json(post(base, "/extender/preempt", preemptArgs(urgent, Map.of("whole-a", List.of("c-0"), "whole-b", List.of("b-1")))));
+    var answer = json(post(base, "/extender/preempt", preemptArgs(urgent, Map.of("whole-a", List.of("quota-c/c-0"), "whole-b", List.of("quota-b/b-1")))));
     assertThat(answer).isEqualTo(json("{\"NodeNameToMetaVictims\":{}}"));
-    var own = json(post(base, "/extender/preempt", preemptArgs(urgent, Map.of("whole-a", List.of("c-0"), "whole-b", List.of("a-1")))));
+    var own = json(post(base, "/extender/preempt", preemptArgs(urgent, Map.of("whole-a", List.of("quota-c/c-0"), "whole-b", List.of("quota-a/a-1")))));
     assertThat(own).isEqualTo(json("{\"NodeNameToMetaVictims\":{\"whole-b\":{\"Pods\":[{\"UID\":\"" + uid("quota-a", "a-1")
         + "\"}],\"NumPDBViolations\":0}}}"));
 
@@ -231,18 +231,19 @@ class QuotaPlacementTest {
     var underMin = QuotaCluster.whole("quota-b", "urgent-b", 2);
     underMin.getSpec().setPriority(1000);
     underMin = create(underMin);
-    assertThat(json(post(base, "/extender/preempt", preemptArgs(underMin, Map.of("whole-b", List.of("a-1"))))))
+    assertThat(json(post(base, "/extender/preempt", preemptArgs(underMin, Map.of("whole-b", List.of("quota-a/a-1"))))))
         .isEqualTo(json("{\"NodeNameToMetaVictims\":{\"whole-b\":{\"Pods\":[{\"UID\":\"" + uid("quota-a", "a-1")
             + "\"}],\"NumPDBViolations\":0}}}"));
   }
 
+  /** kube-scheduler's ProcessPreemption arguments: its victims (namespace/name) per node. */
   private String preemptArgs(Pod pod, Map<String, List<String>> victims) {
     var nodes = new StringBuilder();
     new java.util.TreeMap<>(victims).forEach((node, names) -> {
       nodes.append(nodes.isEmpty() ? "" : ",").append('"').append(node).append("\":{\"Pods\":[");
       for (int i = 0; i < names.size(); i++) {
-        var namespace = names.get(i).startsWith("a-") ? "quota-a" : names.get(i).startsWith("b-") ? "quota-b" : "quota-c";
-        nodes.append(i == 0 ? "" : ",").append("{\"UID\":\"").append(uid(namespace, names.get(i))).append("\"}");
+        var victim = names.get(i).split("/");
+        nodes.append(i == 0 ? "" : ",").append("{\"UID\":\"").append(uid(victim[0], victim[1])).append("\"}");
       }
       nodes.append("],\"NumPDBViolations\":0}");
     });
