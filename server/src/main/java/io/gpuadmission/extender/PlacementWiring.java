@@ -223,7 +223,7 @@ public class PlacementWiring {
     }
     // Pods kube-scheduler could not place without asking the extender, and tree changes it cannot see.
     reclaimSweep = new QuotaReclaimSweep(() -> watcher.gpuPods(), reclaimer, quotas, decider, ledger, podFacts, policies::current, gate,
-        new PodRequeue(cluster.client(), Clock.systemUTC()), reclaimSweepPeriod);
+        new PodRequeue(cluster.client(), Clock.systemUTC()), reclaimSweepPeriod, Clock.systemUTC());
     watcher =
         new LedgerWatcher(cluster.client(), ledger, policies::current)
             .alsoTell(podFacts::current, podFacts::gone)

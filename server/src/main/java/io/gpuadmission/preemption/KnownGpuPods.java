@@ -21,7 +21,7 @@ public interface KnownGpuPods {
 
   /**
    * Changes when a pod asking GPUs that is bound (or that the ledger holds GPUs for, or that room is
-   * held for) appears or goes, or its node, ask, priority, start or gang changes; not on any other update of a pod (the
+   * held for) appears or goes, or its node, ask, priority, start or gang changes, or it starts terminating; not on any other update of a pod (the
    * informer tells of every status change, and filter reads the quota book for every pod).
    */
   long generation();

@@ -124,6 +124,11 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
     generation++;
   }
 
+  /** Whether the service holds room for this pending pod now ({@link #hold}). */
+  public boolean holdsRoomFor(String uid) {
+    return held.containsKey(uid) && heldNow().stream().anyMatch(h -> h.getKey().uid().equals(uid));
+  }
+
   /** The pending pods the service holds room for now; those bound, gone or past their time are let go. */
   @Override
   public List<PodFacts> held() {
@@ -216,10 +221,11 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
     return facts != null && facts.ask().kind() != GpuAsk.Kind.NONE && (!facts.node().isEmpty() || ledger.claim(facts.uid()).isPresent());
   }
 
-  /** What team quotas read of a pod; null for none. */
-  private record QuotaView(String namespace, String node, GpuAsk ask, int priority, Instant started, Optional<String> gang) {
+  /** What team quotas read of a pod; null for none. A pod being deleted leaves its team's usage. */
+  private record QuotaView(String namespace, String node, GpuAsk ask, int priority, Instant started, Optional<String> gang, boolean terminating) {
     static QuotaView of(PodFacts facts) {
-      return facts == null ? null : new QuotaView(facts.namespace(), facts.node(), facts.ask(), facts.priority(), facts.started(), facts.gang());
+      return facts == null ? null
+          : new QuotaView(facts.namespace(), facts.node(), facts.ask(), facts.priority(), facts.started(), facts.gang(), facts.terminating());
     }
   }
 

@@ -18,7 +18,11 @@ import java.util.Set;
  * reserved, planned for a gang member, chosen) by what it holds, every bound pod asking GPUs that
  * the ledger holds nothing for (bound by another scheduler, or before the install, on a node
  * without the node agent) by what it asks, and every pending pod reclaim holds room for, by what it
- * asks. A pod counts once; any other pending pod without a claim counts nothing. Priority, start and gang come from the pod informer's facts, for both.
+ * asks. A pod counts once; any other pending pod without a claim counts nothing. A pod being
+ * deleted counts nothing either: its team's usage lets it go at once, as kube-scheduler's
+ * preemption counts a terminating pod gone, while its GPUs stay taken on its node until the ledger
+ * lets them go (so a reclaim waiting for its victims is not refused by the quota they still held).
+ * Priority, start and gang come from the pod informer's facts, for both.
  */
 final class CountedPods {
   private CountedPods() {}
@@ -29,13 +33,14 @@ final class CountedPods {
     var claims = ledger.claims();
     for (var claim : claims.values()) {
       var slash = claim.pod().indexOf('/');
-      if (slash <= 0) {
-        continue; // not a pod's claim
+      var known = pods.facts(claim.podUid());
+      if (slash <= 0 || known.filter(PodFacts::terminating).isPresent()) {
+        continue; // not a pod's claim, or the pod is going
       }
-      counted.put(claim.podUid(), pod(claim.podUid(), claim.pod().substring(0, slash), QuotaAmounts.of(claim, policy), pods.facts(claim.podUid()), names));
+      counted.put(claim.podUid(), pod(claim.podUid(), claim.pod().substring(0, slash), QuotaAmounts.of(claim, policy), known, names));
     }
     for (var facts : pods.bound()) {
-      if (!claims.containsKey(facts.uid())) {
+      if (!claims.containsKey(facts.uid()) && !facts.terminating()) {
         counted.put(facts.uid(), pod(facts.uid(), facts.namespace(), QuotaAmounts.of(facts.ask(), policy), Optional.of(facts), names));
       }
     }

@@ -12,15 +12,18 @@ import java.util.Optional;
 /**
  * Priority preemption under the tree in force ({@link PreemptionUnderQuota}), counted on the ledger
  * as the gate counts: the victims' GPUs from the quota book, the preemptor's ask in the tree's
- * resources. Without a tree, or with quotas off, every victim may go.
+ * resources; nothing while quota reclaim is making room for the preemptor. Without a tree, or
+ * with quotas off, every victim may go.
  */
 final class QuotaPreemptionCheck implements VictimQuota {
   private final QuotaGate gate;
   private final QuotaLedgerBook books;
+  private final QuotaReclaimer reclaimer;
 
-  QuotaPreemptionCheck(QuotaGate gate, QuotaLedgerBook books) {
+  QuotaPreemptionCheck(QuotaGate gate, QuotaLedgerBook books, QuotaReclaimer reclaimer) {
     this.gate = gate;
     this.books = books;
+    this.reclaimer = reclaimer;
   }
 
   @Override
@@ -28,6 +31,10 @@ final class QuotaPreemptionCheck implements VictimQuota {
     var tree = gate.tree();
     if (tree.isEmpty()) {
       return victims -> Optional.empty();
+    }
+    if (reclaimer.makingRoomFor(preemptor.uid())) {
+      // Reclaim has evicted for this pod, or is about to: priority preemption evicts nobody more.
+      return victims -> Optional.of("quota reclaim is making room for " + preemptor.pod());
     }
     var counted = books.pods(tree.get());
     var book = books.bookWithout(tree.get(), List.of(preemptor.uid()));

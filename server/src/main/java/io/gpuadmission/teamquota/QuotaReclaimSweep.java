@@ -12,6 +12,7 @@ import io.gpuadmission.preemption.PodFacts;
 import io.gpuadmission.preemption.PodFactsIndex;
 import io.gpuadmission.preemption.PodRequeue;
 import io.gpuadmission.quota.QuotaTree;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -33,7 +34,9 @@ import org.jboss.logging.Logger;
  * lower priority. So the pods kube-scheduler marked unschedulable ({@code PodScheduled} False,
  * reason {@code Unschedulable}; the pod informer's GPU pods) are looked at here, as they change and
  * every {@code period}: one of a leaf under its min goes to {@link QuotaReclaimer#waiting} with the
- * nodes it may go to, whose victims' deletion then requeues it in kube-scheduler. And a tree change
+ * nodes it may go to, whose victims' deletion then requeues it in kube-scheduler, and one the
+ * extender would place now is requeued (kube-scheduler may have given up on it before the room
+ * came, for reasons it cannot see: a held room let go, a quota freed). And a tree change
  * (a raised max, a new leaf, a lowered max; quotas switched on or off) is a change kube-scheduler
  * cannot see: the unschedulable pods of every namespace of the old or the new tree are requeued
  * ({@link PodRequeue}), so that the extender's filter answers for them now, with the new tree, and
@@ -52,6 +55,8 @@ public final class QuotaReclaimSweep implements AutoCloseable {
   private final LeaderGate leader;
   private final PodRequeue requeue;
   private final Duration period;
+  private final Clock clock;
+  private final RequeueBackoff backoff;
   private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "quota-reclaim-sweep"));
   private final AtomicBoolean sweepDue = new AtomicBoolean();
   /** The namespaces of the tree in force at the last look (none without a tree or with quotas off). */
@@ -59,7 +64,7 @@ public final class QuotaReclaimSweep implements AutoCloseable {
 
   public QuotaReclaimSweep(
       Supplier<List<Pod>> gpuPods, QuotaReclaimer reclaimer, QuotaGate gate, PlacementDecider decider, GpuLedger ledger, PodFactsIndex facts,
-      Supplier<GpuPolicy> policies, LeaderGate leader, PodRequeue requeue, Duration period) {
+      Supplier<GpuPolicy> policies, LeaderGate leader, PodRequeue requeue, Duration period, Clock clock) {
     this.gpuPods = gpuPods;
     this.reclaimer = reclaimer;
     this.gate = gate;
@@ -70,6 +75,9 @@ public final class QuotaReclaimSweep implements AutoCloseable {
     this.leader = leader;
     this.requeue = requeue;
     this.period = period;
+    this.clock = clock;
+    // Up to kube-scheduler's own flush of unschedulable pods: waiting longer would never be needed.
+    this.backoff = new RequeueBackoff(period, Duration.ofMinutes(5));
   }
 
   public QuotaReclaimSweep start() {
@@ -99,7 +107,14 @@ public final class QuotaReclaimSweep implements AutoCloseable {
     }
   }
 
-  /** Each unplaced pod of a quota leaf goes to reclaim, with the nodes it may go to. */
+  /**
+   * Each unplaced pod of a quota leaf that the extender would place now (room on some node it may
+   * go to, and its quota admits it) is requeued, with {@link RequeueBackoff}: what made the room
+   * (victims gone while kube-scheduler had given up on the pod, room reclaim held for it let go, a
+   * pod of its team gone) may be nothing kube-scheduler sees as a reason to try it again before its
+   * 5-minute flush. Any other goes to reclaim with the nodes refused for want of GPUs, unless it is
+   * nominated already (kube-scheduler's preemption or a reclaim is making room for it there).
+   */
   void sweep() {
     var tree = gate.tree();
     if (!leader.leading() || tree.isEmpty()) {
@@ -107,24 +122,50 @@ public final class QuotaReclaimSweep implements AutoCloseable {
     }
     var policy = policies.get();
     var nodes = List.copyOf(new java.util.TreeSet<>(ledger.nodes()));
+    var waiting = new HashSet<String>();
     for (var pod : gpuPods.get()) {
       if (!unplaced(pod) || tree.get().leafOf(pod.getMetadata().getNamespace()).isEmpty()) {
         continue;
       }
+      var meta = pod.getMetadata();
+      waiting.add(meta.getUid());
       var ask = GpuAsk.of(pod, policy);
       try {
-        // As filter would answer: the nodes refused for want of GPUs, among those the pod may go
-        // to. A node the ledger finds room on now is one kube-scheduler refused for another reason
-        // (CPU, ports, a count of its own): evicting pods on the GPUs would not place the pod there.
-        reclaimer.waiting(pod, ask, () -> {
-          var eligibility = NodeEligibility.of(pod, policy);
-          var lacking = decider.filter(ask, eligibility, nodes, facts, PodFacts.priority(pod), pod.getMetadata().getUid()).failed().keySet();
-          return decider.eligibleAmong(eligibility, lacking);
-        });
+        var eligibility = NodeEligibility.of(pod, policy);
+        var filtered = decider.filter(ask, eligibility, nodes, facts, PodFacts.priority(pod), meta.getUid());
+        if (!filtered.passed().isEmpty() && gate.refusal(meta.getNamespace(), meta.getUid(), ask).isEmpty()) {
+          requeueIfDue(pod);
+        } else if (!nominated(pod)) {
+          // As filter would answer: the nodes refused for want of GPUs, among those the pod may go
+          // to. A node the ledger finds room on now is one kube-scheduler refused for another reason
+          // (CPU, ports, a count of its own): evicting pods on the GPUs would not place the pod there.
+          reclaimer.waiting(pod, ask, () -> decider.eligibleAmong(eligibility, filtered.failed().keySet()));
+        }
       } catch (RuntimeException e) {
-        LOG.warnf(e, "reclaim for pod %s/%s could not be tried", pod.getMetadata().getNamespace(), pod.getMetadata().getName());
+        LOG.warnf(e, "reclaim for pod %s/%s could not be tried", meta.getNamespace(), meta.getName());
       }
     }
+    backoff.retain(waiting);
+  }
+
+  private void requeueIfDue(Pod pod) {
+    var known = facts.facts(pod.getMetadata().getUid());
+    if (known.isEmpty() || !backoff.take(known.get().uid(), clock.instant())) {
+      return;
+    }
+    try {
+      if (requeue.requeue(known.get(), live -> true)) {
+        LOG.debugf("pending pod %s fits now: asked kube-scheduler to try it again", known.get().pod());
+      }
+    } catch (KubernetesClientException e) {
+      LOG.infof("could not requeue pending pod %s, which fits now (%s); kube-scheduler tries it again at its next cluster event",
+          known.get().pod(), e.getMessage());
+    }
+  }
+
+  /** kube-scheduler's preemption, or a reclaim, nominated the pod to a node: room is being made there. */
+  private static boolean nominated(Pod pod) {
+    return pod.getStatus() != null && pod.getStatus().getNominatedNodeName() != null && !pod.getStatus().getNominatedNodeName().isEmpty();
   }
 
   private void requeueIn(Set<String> namespaces) {

@@ -62,6 +62,8 @@ public final class QuotaReclaimer implements AutoCloseable {
   private final Clock clock;
   private final Duration coolDown;
   private final Map<String, Instant> lastTried = new ConcurrentHashMap<>();
+  /** Pods an attempt is queued or running for, by UID. */
+  private final Set<String> attempting = ConcurrentHashMap.newKeySet();
   /** Reclaims this replica made lately, by the reclaiming pod's UID, until the informer shows them. */
   private final Map<String, Made> made = new ConcurrentHashMap<>();
   private final ScheduledExecutorService loop = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "quota-reclaim"));
@@ -160,28 +162,44 @@ public final class QuotaReclaimer implements AutoCloseable {
     }
     lastTried.put(uid, now);
     lastTried.values().removeIf(at -> now.isAfter(at.plus(coolDown)));
+    attempting.add(uid);
     try {
       loop.execute(() -> attempt(pod, ask, List.copyOf(nodes), otherwise));
     } catch (RejectedExecutionException closing) {
-      // shutting down
+      attempting.remove(uid); // shutting down
     }
   }
 
+  /**
+   * Whether reclaim is making room for this pending pod: an attempt is queued or running for it, or
+   * the room an attempt freed is held for it. kube-scheduler's priority preemption, asked through
+   * the preempt verb right after the filter that started the attempt, or again while the victims
+   * terminate, must then take nothing more for it: both would evict for the same pod.
+   */
+  public boolean makingRoomFor(String uid) {
+    return uid != null && (attempting.contains(uid) || facts.holdsRoomFor(uid));
+  }
+
   private void attempt(Pod pod, GpuAsk ask, List<String> nodes, Runnable otherwise) {
+    var uid = pod.getMetadata().getUid();
     if (!ownReclaimsSeen()) {
       try {
         loop.schedule(() -> attempt(pod, ask, nodes, otherwise), UNSEEN_RETRY.toMillis(), TimeUnit.MILLISECONDS);
       } catch (RejectedExecutionException closing) {
-        // shutting down
+        attempting.remove(uid); // shutting down
       }
       return;
     }
+    var reclaimed = true;
     try {
-      if (!leader.whileLeading(() -> reclaim(pod, ask, nodes)).orElse(true)) {
-        otherwise.run();
-      }
+      reclaimed = leader.whileLeading(() -> reclaim(pod, ask, nodes)).orElse(true);
     } catch (RuntimeException e) {
       LOG.warnf(e, "reclaim for pod %s/%s failed", pod.getMetadata().getNamespace(), pod.getMetadata().getName());
+    } finally {
+      attempting.remove(uid);
+    }
+    if (!reclaimed) {
+      otherwise.run();
     }
   }
 
@@ -194,16 +212,16 @@ public final class QuotaReclaimer implements AutoCloseable {
     var uid = pod.getMetadata().getUid();
     var claims = ledger.claims();
     var counted = books.pods(tree.get());
-    var going = terminating(counted.keySet());
-    // The plan sees the pods terminating already as gone: their usage off their leaf and its
-    // ancestors, their GPUs free on their node. So an earlier attempt's victims still terminating
-    // after the cool-down are not taken for pods still to evict (that would evict a second pod for
-    // the same room, and push the victims' leaf below its min once both are gone: its min is checked
-    // against its usage without them), and a plan that needs none means the room is coming: the pod
-    // waits. Quota-wide rather than kube-scheduler's rule on the nominated node alone, because a
-    // reclaim frees quota as well as GPUs, and a gang victim goes whole, its members terminating on
-    // every node it ran on: each of them has left its leaf's usage however far from the pod's node.
-    var book = books.bookWithout(tree.get(), union(Set.of(uid), going));
+    var going = terminating(claims.keySet());
+    // The plan sees the pods terminating already as gone: their usage is off their leaf and its
+    // ancestors (the book counts none of them), their GPUs free on their node. So an earlier
+    // attempt's victims still terminating after the cool-down are not taken for pods still to evict
+    // (that would evict a second pod for the same room, and push the victims' leaf below its min once
+    // both are gone), and a plan that needs none means the room is coming: the pod waits.
+    // Quota-wide rather than kube-scheduler's rule on the nominated node alone, because a reclaim
+    // frees quota as well as GPUs, and a gang victim goes whole, its members terminating on every
+    // node it ran on: each of them has left its leaf's usage however far from the pod's node.
+    var book = books.bookWithout(tree.get(), Set.of(uid));
     var running = new ArrayList<RunningPod>();
     for (var other : counted.values()) {
       var claim = claims.get(other.uid());

@@ -77,7 +77,7 @@ public class QuotaService {
   @Produces
   @Singleton
   VictimQuota victimQuota() {
-    return new QuotaPreemptionCheck(gate, books);
+    return new QuotaPreemptionCheck(gate, books, reclaimer);
   }
 
   @Produces

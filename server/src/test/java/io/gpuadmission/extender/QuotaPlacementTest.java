@@ -256,8 +256,9 @@ class QuotaPlacementTest {
 
   @Test
   void aSecondReclaimAfterTheCoolDownEvictsNoOtherBorrowerWhileTheFirstVictimIsStillTerminating() throws InterruptedException {
-    // As above; b-2, the one victim, stays terminating (the kubelet's finalizer) past the cool-down
-    // and still counts in team-b's usage. Once it goes, team-b keeps its min of 4 (b-1 and b-3).
+    // As above; b-2, the one victim, stays terminating (the kubelet's finalizer) past the cool-down.
+    // It left team-b's usage as it started terminating, its GPUs stay taken until it is gone: the
+    // pod waits for GPUs, not for a quota. Once b-2 goes, team-b keeps its min of 4 (b-1 and b-3).
     running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
     running(kept(QuotaCluster.whole("quota-b", "b-1", 2)), "whole-a", "2,3", 100, "2026-11-22T10:01:00Z");
     running(kept(QuotaCluster.whole("quota-b", "b-2", 2)), "whole-b", "0,1", 100, "2026-11-22T10:05:00Z");
@@ -275,14 +276,16 @@ class QuotaPlacementTest {
         + " nominated to whole-b";
     await().atMost(WITHIN).until(() -> eventsOf(pod("quota-b", "b-2")).contains(reclaimed) && eventsOf(pod("quota-c", "c-0")).contains(reclaiming));
 
-    // kube-scheduler filters the pod again after each cool-down: it waits with the quota's reason.
+    // kube-scheduler filters the pod again after each cool-down: it waits for b-2's GPUs.
+    var forGpus = json("{\"whole-a\":\"0 of 4 GPUs free, pod needs 2 whole GPUs\",\"whole-b\":\"0 of 4 GPUs free, pod needs 2 whole GPUs\"}");
     for (var round = 0; round < 2; round++) {
       Thread.sleep(coolDown.plusMillis(200).toMillis());
-      assertThat(filter(pod("quota-c", "c-0")).path("FailedAndUnresolvableNodes")).isEqualTo(waiting);
+      assertThat(filter(pod("quota-c", "c-0")).path("FailedNodes")).isEqualTo(forGpus);
       await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3)).until(() -> pod("quota-a", "a-0").getMetadata().getDeletionTimestamp() == null
           && pod("quota-b", "b-1").getMetadata().getDeletionTimestamp() == null && pod("quota-b", "b-3").getMetadata().getDeletionTimestamp() == null);
     }
-    assertThat(inspected("team-b").path("used").path("nvidia.com/gpu").asText()).isEqualTo("6");
+    assertThat(inspected("team-b").path("used").path("nvidia.com/gpu").asText()).isEqualTo("4");
+    assertThat(inspected("root").path("used").path("nvidia.com/gpu").asText()).isEqualTo("8");
     // One victim, one Event each: none for the pods that stay, none for a second attempt.
     var pods = List.of(pod("quota-a", "a-0"), pod("quota-b", "b-1"), pod("quota-b", "b-2"), pod("quota-b", "b-3"), pod("quota-c", "c-0"));
     assertThat(pods.stream().flatMap(p -> eventsOf(p).stream().map(event -> p.getMetadata().getName() + " " + event)).toList())
@@ -375,6 +378,86 @@ class QuotaPlacementTest {
     assertThat(eventsOf(pod("quota-b", "b-6"))).containsExactly("QuotaReclaimed: quota team-c took back its GPUs on node whole-b for pod quota-c/"
         + victims.entrySet().stream().filter(e -> e.getValue().contains("b-6")).findFirst().orElseThrow().getKey()
         + " (under its min; quota team-b was borrowing them)");
+  }
+
+  /**
+   * team-c's urgent pod, under its min, waits on full nodes: reclaim takes team-b's borrowed GPU for
+   * it (b-3, the one that keeps team-b at its min). kube-scheduler's own preemption, asked through
+   * the preempt verb while b-3 terminates, would take c-low, team-c's own lower-priority pod, for
+   * the same pod (b-3's higher priority than the pod's keeps kube-scheduler's own rule from
+   * waiting for it): it is refused every node, so one pod evicts once.
+   */
+  @Test
+  void kubeSchedulersPreemptionTakesNothingMoreForAPodReclaimIsMakingRoomFor() {
+    borrowingByOne();
+    var urgent = QuotaCluster.whole("quota-c", "c-urgent", 1);
+    urgent.getSpec().setPriority(300);
+    urgent = create(unschedulable(urgent));
+    await().atMost(WITHIN).until(() -> terminating("quota-b", "b-3") && "whole-b".equals(nominated("quota-c", "c-urgent")));
+
+    var answer = json(post(base, "/extender/preempt", preemptArgs(pod("quota-c", "c-urgent"), Map.of("whole-b", List.of("quota-c/c-low")))));
+    assertThat(answer).isEqualTo(json("{\"NodeNameToMetaVictims\":{}}"));
+    assertThat(eventsOf(urgent)).containsExactly(
+        "QuotaReclaiming: quota team-c is under its min: evicted quota-b/b-3 (borrowing) to free GPUs on node whole-b; nominated to whole-b");
+    assertThat(List.of(pod("quota-a", "a-0"), pod("quota-b", "b-1"), pod("quota-b", "b-2"), pod("quota-c", "c-low")))
+        .allSatisfy(untouched -> assertThat(untouched.getMetadata().getDeletionTimestamp()).isNull());
+  }
+
+  /**
+   * kube-scheduler's preemption nominated team-c's urgent pod to whole-b for c-low, its own team's
+   * lower-priority pod, and has not deleted it yet: reclaim takes nothing for a pod nominated
+   * already. Once kube-scheduler clears the nomination (its preemption came to nothing), reclaim
+   * takes team-b's borrowed GPU.
+   */
+  @Test
+  void aPodKubeSchedulersPreemptionNominatedGetsNoReclaimUntilTheNominationIsCleared() {
+    borrowingByOne();
+    var urgent = unschedulable(QuotaCluster.whole("quota-c", "c-urgent", 1));
+    urgent.getSpec().setPriority(1000);
+    urgent.getStatus().setNominatedNodeName("whole-b");
+    urgent = create(urgent);
+
+    await().during(coolDown.multipliedBy(2)).atMost(coolDown.multipliedBy(3)).until(() -> !terminating("quota-b", "b-3"));
+    assertThat(eventsOf(urgent)).isEmpty();
+
+    client.pods().inNamespace("quota-c").withName("c-urgent").subresource("status")
+        .patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
+            "{\"status\":{\"nominatedNodeName\":null}}");
+    await().atMost(WITHIN).until(() -> terminating("quota-b", "b-3") && "whole-b".equals(nominated("quota-c", "c-urgent")));
+    assertThat(List.of(pod("quota-a", "a-0"), pod("quota-b", "b-1"), pod("quota-b", "b-2"), pod("quota-c", "c-low")))
+        .allSatisfy(untouched -> assertThat(untouched.getMetadata().getDeletionTimestamp()).isNull());
+  }
+
+  /** Eight GPUs taken: team-a at its min, team-b one above its min of 4 (b-3, 1 GPU), team-c's c-low of the lowest priority. */
+  private void borrowingByOne() {
+    running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-1", 2)), "whole-a", "2,3", 100, "2026-11-22T10:01:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-2", 2)), "whole-b", "0,1", 100, "2026-11-22T10:02:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-3", 1)), "whole-b", "2", 500, "2026-11-22T10:03:00Z");
+    running(kept(QuotaCluster.whole("quota-c", "c-low", 1)), "whole-b", "3", 0, "2026-11-22T10:04:00Z");
+  }
+
+  /**
+   * kube-scheduler gave up on a pod before its room came, by a change it does not take as a reason
+   * to try it again (here: none at all): the pod the extender would place now is requeued, then
+   * again only after a longer wait; one its team's max shuts out is not.
+   */
+  @Test
+  void aWaitingPodTheExtenderWouldPlaceNowIsRequeuedAndAgainOnlyAfterALongerWait() {
+    running(QuotaCluster.whole("quota-a", "a-0", 2), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    running(QuotaCluster.whole("quota-a", "a-1", 2), "whole-a", "2,3", 0, "2026-11-22T10:01:00Z");
+    running(QuotaCluster.whole("quota-a", "a-2", 2), "whole-b", "0,1", 0, "2026-11-22T10:02:00Z");
+    create(unschedulable(QuotaCluster.whole("quota-a", "a-over", 2)));
+    create(unschedulable(QuotaCluster.whole("quota-b", "b-late", 2)));
+
+    await().atMost(WITHIN).until(() -> requeued("quota-b", "b-late") != null);
+    var first = java.time.Instant.parse(requeued("quota-b", "b-late"));
+    await().atMost(WITHIN).until(() -> !first.equals(java.time.Instant.parse(requeued("quota-b", "b-late"))));
+    var second = java.time.Instant.parse(requeued("quota-b", "b-late"));
+    await().atMost(WITHIN).until(() -> !second.equals(java.time.Instant.parse(requeued("quota-b", "b-late"))));
+    var third = java.time.Instant.parse(requeued("quota-b", "b-late"));
+    assertThat(Duration.between(second, third)).isGreaterThan(Duration.between(first, second)).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
+    assertThat(requeued("quota-a", "a-over")).isNull();
   }
 
   /**

@@ -43,7 +43,10 @@ import org.junit.jupiter.api.io.TempDir;
  *       six bound within 60 s, the victims team-a's only, team-a never below its min, and team-b
  *       never taken below its min after that: not by team-a's new pods, nor by kube-scheduler's
  *       priority preemption for them (team-a's pods have the higher priority, so its victims
- *       would be team-b's).
+ *       would be team-b's);
+ *   <li>team-b, still under its min, creates two pods of a priority above everyone's: bound
+ *       within 60 s with exactly two victims, team-a's (reclaim and kube-scheduler's preemption
+ *       do not both evict for one pod), and none of team-b's own lower-priority pods.
  * </ol>
  * The times are printed (bench/README.md and docs/quotas.md give them).
  */
@@ -52,6 +55,7 @@ class RealSchedulerQuotaIT {
   private static final List<String> NODES = List.of("quota-it-a", "quota-it-b", "quota-it-c");
   private static final String CRD = "elasticquotatrees.scheduling.sigs.k8s.io";
   private static final String TEAM_A_PRIORITY = "quota-it-team-a";
+  private static final String URGENT_PRIORITY = "quota-it-urgent";
 
   @TempDir Path work;
 
@@ -80,6 +84,9 @@ class RealSchedulerQuotaIT {
       admin.scheduling().v1().priorityClasses().withName(TEAM_A_PRIORITY).delete(); // a run stopped half way left it
       admin.scheduling().v1().priorityClasses().resource(new PriorityClassBuilder().withNewMetadata().withName(TEAM_A_PRIORITY).endMetadata()
           .withValue(100).build()).create();
+      admin.scheduling().v1().priorityClasses().withName(URGENT_PRIORITY).delete();
+      admin.scheduling().v1().priorityClasses().resource(new PriorityClassBuilder().withNewMetadata().withName(URGENT_PRIORITY).endMetadata()
+          .withValue(1000).build()).create();
       var port = freePort();
       var env = Map.of("KUBECONFIG", RealCluster.kubeconfig().orElseThrow().toString(), "QUARKUS_HTTP_SSL_PORT", Integer.toString(port),
           "GPU_ADMISSION_POLICY_NAMESPACE", service);
@@ -140,8 +147,26 @@ class RealSchedulerQuotaIT {
             .until(() -> bound(admin, "team-b") == 6 && disruptionTargets(admin, "team-b") == 0);
         assertThat(victims(admin, "team-b")).isEmpty();
         assertThat(bound(admin, "team-a")).isEqualTo(6);
+
+        // 4. team-b, still under its min, creates two pods of a priority above everyone's: reclaim
+        // and kube-scheduler's priority preemption could both act for each (its preemption may take
+        // team-b's own lower-priority pods). Two victims in all, team-a's, and none of team-b's.
+        var urgentAt = System.nanoTime();
+        for (var i = 0; i < 2; i++) {
+          var urgent = gpuPod("team-b", "urgent-" + i);
+          urgent.getSpec().setPriorityClassName(URGENT_PRIORITY);
+          admin.resource(urgent).create();
+        }
+        said(admin, () -> await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> bound(admin, "team-b") == 8));
+        System.out.printf("real kube-scheduler: team-b's 2 urgent pods (under its min, priority above all) bound %.1f s after they were created%n",
+            (System.nanoTime() - urgentAt) / 1e9);
+        await().during(Duration.ofSeconds(10)).atMost(Duration.ofSeconds(15))
+            .until(() -> bound(admin, "team-b") == 8 && disruptionTargets(admin, "team-b") == 0 && pods(admin, "team-b") == 8);
+        assertThat(pods(admin, "team-a")).as("team-a's pods: 6 bound and 4 waiting before, exactly two evicted").isEqualTo(8);
+        assertThat(bound(admin, "team-a")).isEqualTo(4);
       } finally {
         admin.scheduling().v1().priorityClasses().withName(TEAM_A_PRIORITY).delete();
+        admin.scheduling().v1().priorityClasses().withName(URGENT_PRIORITY).delete();
         kubelet.shutdownNow();
         scheduler(null);
         for (var namespace : List.of("team-a", "team-b")) {
@@ -238,6 +263,11 @@ class RealSchedulerQuotaIT {
         .filter(p -> p.getStatus() != null && p.getStatus().getConditions() != null
             && p.getStatus().getConditions().stream().anyMatch(c -> "DisruptionTarget".equals(c.getType())))
         .count();
+  }
+
+  /** Pods of {@code namespace} not marked for deletion, bound or not. */
+  private static int pods(KubernetesClient admin, String namespace) {
+    return (int) admin.pods().inNamespace(namespace).list().getItems().stream().filter(p -> p.getMetadata().getDeletionTimestamp() == null).count();
   }
 
   private static int bound(KubernetesClient admin, String namespace) {
