@@ -24,7 +24,8 @@ import org.jboss.logging.Logger;
  * Keeps the team quota tree in force equal to the ElasticQuotaTree in {@code kube-system} (ACK's
  * capacity scheduling): an informer on that namespace's trees, the tree checked against ACK's rules
  * on each change, none once it is deleted, and the last good tree when it breaks a rule (a log
- * line, an Event and a metric, as for the policy). The cluster has one tree; of several, the first
+ * line, an Event and a metric, as for the policy; none, and the reason in health, when this replica
+ * never read a good one). The cluster has one tree; of several, the first
  * by name counts. Without the CRD ({@link OptionalResource}) no quota applies, the store says why,
  * and the informer starts once the CRD is installed.
  */
@@ -103,9 +104,14 @@ public class QuotaTreeWatcher {
     }
     var reason = describe(((QuotaTreeCheck.Invalid) checked).violations());
     store.failed(reason);
-    LOG.errorf("ElasticQuotaTree %s/%s breaks the tree's rules, keeping the tree in force: %s", NAMESPACE, name(object), reason);
-    publishEvent(object, reason);
+    // A replica that starts (or sees the CRD appear) with the tree already broken never read a good one: it says so.
+    var kept = store.tree().isPresent() ? "the previous one stays in force" : NO_GOOD_TREE;
+    LOG.errorf("ElasticQuotaTree %s/%s breaks the tree's rules: quota tree not loaded, %s: %s", NAMESPACE, name(object), kept, reason);
+    publishEvent(object, "quota tree not loaded, " + kept + ": " + reason);
   }
+
+  /** What applies when the tree breaks a rule and no good tree was read before. */
+  public static final String NO_GOOD_TREE = "no good tree was read before it, so no team quota applies until it is fixed";
 
   /** The tree of {@code object}, checked: read, then the tree's rules. */
   public static QuotaTreeCheck check(GenericKubernetesResource object) {
@@ -119,13 +125,12 @@ public class QuotaTreeWatcher {
         .collect(Collectors.joining("; "));
   }
 
-  private void publishEvent(GenericKubernetesResource object, String reason) {
+  private void publishEvent(GenericKubernetesResource object, String message) {
     var about = new ObjectReferenceBuilder().withApiVersion(API_VERSION).withKind(KIND).withName(name(object))
         .withNamespace(NAMESPACE).withUid(object.getMetadata().getUid())
         .withResourceVersion(object.getMetadata().getResourceVersion()).build();
     try {
-      ClusterEvents.publish(cluster.client(), Instant.now(), about, "Warning", "InvalidQuotaTree",
-          "quota tree not loaded, the previous one stays in force: " + reason);
+      ClusterEvents.publish(cluster.client(), Instant.now(), about, "Warning", "InvalidQuotaTree", message);
     } catch (RuntimeException e) {
       LOG.warnf("could not publish an Event for the invalid quota tree: %s", e.getMessage());
     }

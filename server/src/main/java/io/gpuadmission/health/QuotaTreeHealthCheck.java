@@ -9,7 +9,8 @@ import org.eclipse.microprofile.health.Readiness;
 
 /**
  * Reports whether team quotas are on (and why not), and the tree in force. Always up, as the policy
- * check: a tree that breaks a rule leaves the last good tree enforced, a cluster without the
+ * check: a tree that breaks a rule leaves the last good tree enforced (or, when none was read, no
+ * quota, with the reason), a cluster without the
  * ElasticQuotaTree CRD simply has no quotas, and taking replicas out of rotation for either would
  * only cause an outage.
  */

@@ -16,7 +16,7 @@ import java.util.function.ToDoubleFunction;
  * Per quota node and resource: {@code gpu_admission_quota_min}, {@code _max}, {@code _used} and
  * {@code _borrowed} (canonical units: whole GPUs, GiB of GPU memory, millicores), registered for
  * the nodes of the tree in force and removed with them; {@code gpu_admission_quota_tree_invalid} is 1
- * while the tree's current version breaks a rule (the last good tree is in force).
+ * while the tree's current version breaks a rule (the last good tree, if one was read, is in force).
  */
 public final class QuotaMetrics {
   private static final String[] KINDS = {"min", "max", "used", "borrowed"};
@@ -31,7 +31,7 @@ public final class QuotaMetrics {
     Meters.forget(registry, "gpu_admission_quota_tree_invalid", "gpu_admission_quota_tree_reload_failures",
         "gpu_admission_quota_min", "gpu_admission_quota_max", "gpu_admission_quota_used", "gpu_admission_quota_borrowed");
     Gauge.builder("gpu_admission_quota_tree_invalid", store, s -> s.lastError().isPresent() ? 1 : 0)
-        .description("1 while the ElasticQuotaTree's current version breaks a rule (the last good tree is in force), else 0")
+        .description("1 while the ElasticQuotaTree's current version breaks a rule (the last good tree, if one was read, is in force), else 0")
         .register(registry);
     FunctionCounter.builder("gpu_admission_quota_tree_reload_failures", store, QuotaTreeStore::failures)
         .description("ElasticQuotaTree versions that broke a rule and were not used")

@@ -2,6 +2,7 @@ package io.gpuadmission.teamquota;
 
 import io.gpuadmission.cluster.ClusterConnection;
 import io.gpuadmission.cluster.QuotaTreeStore;
+import io.gpuadmission.cluster.QuotaTreeWatcher;
 import io.gpuadmission.mode.ServerStartup;
 import io.gpuadmission.placement.GpuLedger;
 import io.gpuadmission.placement.LeaderGate;
@@ -102,12 +103,17 @@ public class QuotaService {
   }
 
   /**
-   * Why no team quota is enforced now: the policy turns them off, or the cluster does not serve
-   * ElasticQuotaTree (no CRD). Empty when they are on (with a tree, or none yet: then nothing is limited).
+   * Why no team quota is enforced now: the policy turns them off, the cluster does not serve
+   * ElasticQuotaTree (no CRD), or its tree breaks a rule and no good one was read before. Empty
+   * when they are on (with a tree, or none yet: then nothing is limited).
    */
   public String off() {
     if (!policies.current().quotas().enabled()) {
       return "policy quotas.enabled is false";
+    }
+    var error = store.lastError();
+    if (store.tree().isEmpty() && error.isPresent()) {
+      return "the ElasticQuotaTree breaks the tree's rules and " + QuotaTreeWatcher.NO_GOOD_TREE + ": " + error.get();
     }
     return store.notServed();
   }

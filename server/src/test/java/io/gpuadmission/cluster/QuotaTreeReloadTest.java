@@ -96,6 +96,35 @@ class QuotaTreeReloadTest {
         .contains("gpu_admission_quota_tree_reload_failures_total " + (double) (failuresBefore + 1));
   }
 
+  /**
+   * As on a replica that starts while the tree in the cluster is broken (the webhook was down when
+   * it was applied): no good tree was ever read, so no quota applies, and health says so rather
+   * than claim a last good tree is kept.
+   */
+  @Test
+  void aBrokenTreeWithNoGoodTreeBeforeItLeavesQuotasOffAndSaysWhy() {
+    client.genericKubernetesResources(TREES).inNamespace("kube-system").resource(tree("quota/tree-broken.yaml")).create();
+
+    await().atMost(WITHIN).until(() -> store.lastError().isPresent());
+    assertThat(store.tree()).isEmpty();
+    var message = "quota tree not loaded, no good tree was read before it, so no team quota applies until it is fixed: " + BROKEN;
+    await().atMost(WITHIN).until(() -> client.v1().events().inNamespace("kube-system").list().getItems().stream()
+        .anyMatch(e -> "InvalidQuotaTree".equals(e.getReason()) && e.getMessage().equals(message)));
+    await().atMost(Duration.ofSeconds(90)).untilAsserted(() ->
+        given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/ready").then().statusCode(200)
+            .body("checks.find { it.name == 'quota-tree' }.data.quotas", org.hamcrest.Matchers.equalTo("off"))
+            .body("checks.find { it.name == 'quota-tree' }.data.tree", org.hamcrest.Matchers.equalTo("none"))
+            .body("checks.find { it.name == 'quota-tree' }.data.reason", org.hamcrest.Matchers.equalTo("the ElasticQuotaTree breaks the tree's"
+                + " rules and no good tree was read before it, so no team quota applies until it is fixed: " + BROKEN)));
+
+    client.genericKubernetesResources(TREES).inNamespace("kube-system").resource(tree("quota/tree.yaml")).update();
+    await().atMost(WITHIN).until(() -> store.tree().isPresent() && store.lastError().isEmpty());
+    await().atMost(Duration.ofSeconds(90)).untilAsserted(() ->
+        given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/health/ready").then().statusCode(200)
+            .body("checks.find { it.name == 'quota-tree' }.data.quotas", org.hamcrest.Matchers.equalTo("on"))
+            .body("checks.find { it.name == 'quota-tree' }.data.tree", org.hamcrest.Matchers.equalTo("kube-system/quotas")));
+  }
+
   @Test
   void aPodAskingMoreThanItsTeamsMaxIsWarnedOfOrRefusedByPolicy() throws Exception {
     client.genericKubernetesResources(TREES).inNamespace("kube-system").resource(tree("quota/tree.yaml")).create();
