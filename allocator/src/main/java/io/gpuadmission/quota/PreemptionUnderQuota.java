@@ -13,8 +13,11 @@ import java.util.Optional;
  * <ul>
  *   <li>A preemptor whose leaf would pass its min with the pod (it borrows) takes only pods of its
  *       own leaf: borrowed capacity is never taken from another team by priority.
- *   <li>A preemptor within its min, or of a namespace no leaf names, may also take pods of other
- *       leaves as long as each of those leaves stays at or above its min once they have gone.
+ *   <li>A preemptor within its min takes only pods of other leaves, and only as long as each of
+ *       those leaves stays at or above its min once they have gone: its min is what others
+ *       borrow, so its own pods are never evicted to give it back (capacity scheduling picks its
+ *       victims among the quotas above their min alone).
+ *   <li>A preemptor of a namespace no leaf names may take pods of leaves that keep their min.
  *   <li>With the victims gone and the pod placed, every node on the preemptor's path stays within
  *       max: an eviction for a pod quota would refuse anyway frees nothing.
  * </ul>
@@ -39,7 +42,11 @@ public final class PreemptionUnderQuota {
     for (var entry : taken.entrySet()) {
       var victimLeaf = entry.getKey();
       if (leaf.isPresent() && victimLeaf == leaf.get()) {
-        continue;
+        if (borrows) {
+          continue;
+        }
+        return Optional.of("quota " + leaf.get().name() + " is within its min " + leaf.get().min()
+            + " with this pod: it gets GPUs back from teams that borrow, never by preempting its own pods");
       }
       if (borrows) {
         return Optional.of("quota " + leaf.get().name() + " would borrow beyond its min " + leaf.get().min()

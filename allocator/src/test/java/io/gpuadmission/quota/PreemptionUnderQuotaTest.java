@@ -34,6 +34,13 @@ class PreemptionUnderQuotaTest {
   }
 
   @Test
+  void aTeamWithinItsMinNeverPreemptsItsOwnPodsEvenBesideABorrowersOne() {
+    var own = "quota team-b is within its min nvidia.com/gpu=8 with this pod: it gets GPUs back from teams that borrow, never by preempting its own pods";
+    assertThat(PreemptionUnderQuota.refusal(book(6, 4), "b", gpu(1), List.of(pod("b", 1)))).contains(own);
+    assertThat(PreemptionUnderQuota.refusal(book(6, 4), "b", gpu(1), List.of(pod("a", 1), pod("b", 1)))).contains(own);
+  }
+
+  @Test
   void aBorrowingTeamPreemptsOnlyItsOwnPods() {
     assertThat(PreemptionUnderQuota.refusal(book(6, 4), "a", gpu(1), List.of(pod("b", 1))))
         .contains("quota team-a would borrow beyond its min nvidia.com/gpu=4 with this pod: it may preempt only pods of its own team, not of team-b");
