@@ -61,6 +61,7 @@ public final class QuotaReclaimer implements AutoCloseable {
   private final QuotaEvictions evictions;
   private final Clock clock;
   private final Duration coolDown;
+  private final Counts counts;
   private final Map<String, Instant> lastTried = new ConcurrentHashMap<>();
   /** Pods an attempt is queued or running for, by UID. */
   private final Set<String> attempting = ConcurrentHashMap.newKeySet();
@@ -74,10 +75,17 @@ public final class QuotaReclaimer implements AutoCloseable {
   /** How soon an attempt looks again while the informer has not shown this replica's last reclaim. */
   private static final Duration UNSEEN_RETRY = Duration.ofMillis(50);
 
+  /** Counts each reclaim made and the pods it evicted. */
+  interface Counts {
+    Counts NONE = victims -> {};
+
+    void reclaimed(int victims);
+  }
+
   /** {@code evictions}: null without a cluster (nothing is ever reclaimed). */
   QuotaReclaimer(
       QuotaGate gate, QuotaLedgerBook books, GpuLedger ledger, PodFactsIndex facts, PlacementDecider decider, DisruptionBudgets budgets,
-      LeaderGate leader, QuotaEvictions evictions, Clock clock, Duration coolDown) {
+      LeaderGate leader, QuotaEvictions evictions, Clock clock, Duration coolDown, Counts counts) {
     this.gate = gate;
     this.books = books;
     this.ledger = ledger;
@@ -88,11 +96,12 @@ public final class QuotaReclaimer implements AutoCloseable {
     this.evictions = evictions;
     this.clock = clock;
     this.coolDown = coolDown;
+    this.counts = counts;
   }
 
   /** A reclaimer that never acts (with {@link QuotaGate#none}). */
   public static QuotaReclaimer none(QuotaGate gate, GpuLedger ledger, PodFactsIndex facts, PlacementDecider decider, LeaderGate leader) {
-    return new QuotaReclaimer(gate, null, ledger, facts, decider, new DisruptionBudgets(), leader, null, Clock.systemUTC(), Duration.ZERO);
+    return new QuotaReclaimer(gate, null, ledger, facts, decider, new DisruptionBudgets(), leader, null, Clock.systemUTC(), Duration.ZERO, Counts.NONE);
   }
 
   /**
@@ -350,6 +359,7 @@ public final class QuotaReclaimer implements AutoCloseable {
         names.add(known.get().pod());
       }
     }
+    counts.reclaimed(names.size());
     evictions.nominate(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), plan.node());
     made.put(pod.getMetadata().getUid(), new Made(plan.victims().stream().map(v -> v.pod().uid()).toList(), plan.node(), clock.instant()));
     // The room freed is the pod's until it is bound: its GPUs there and its ask in its team's usage,

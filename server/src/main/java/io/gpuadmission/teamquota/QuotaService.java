@@ -13,6 +13,7 @@ import io.gpuadmission.preemption.PodFactsIndex;
 import io.gpuadmission.preemption.VictimQuota;
 import io.gpuadmission.quota.QuotaBook;
 import io.gpuadmission.quota.QuotaTree;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.runtime.ShutdownEvent;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -54,8 +55,19 @@ public class QuotaService {
     this.gate = new QuotaGate(store::tree, policies::current, books);
     this.reclaimer = new QuotaReclaimer(
         gate, books, ledger, facts, decider, budgets, leader, cluster.available() ? new QuotaEvictions(cluster.client(), Clock.systemUTC()) : null,
-        Clock.systemUTC(), coolDown);
+        Clock.systemUTC(), coolDown, reclaimCounts(meters));
     this.metrics = new QuotaMetrics(meters, this, store);
+  }
+
+  private static QuotaReclaimer.Counts reclaimCounts(MeterRegistry meters) {
+    var reclaims = Counter.builder("gpu_admission_quota_reclaims")
+        .description("Reclaims the placement leader made for pods of quota leaves under their min").register(meters);
+    var victims = Counter.builder("gpu_admission_quota_reclaim_victims")
+        .description("Pods of borrowing quota leaves the placement leader evicted to give a leaf under its min its GPUs back").register(meters);
+    return evicted -> {
+      reclaims.increment();
+      victims.increment(evicted);
+    };
   }
 
   void start(@Observes ServerStartup event) {

@@ -150,6 +150,9 @@ class QuotaPlacementTest {
     running(kept(QuotaCluster.whole("quota-b", "b-2", 2)), "whole-b", "0,1", 100, "2026-11-22T10:05:00Z");
     running(kept(QuotaCluster.whole("quota-b", "b-3", 2)), "whole-b", "2,3", 500, "2026-11-22T10:02:00Z");
 
+    // Counters of the application's life, which the other tests of this class share.
+    var reclaimsBefore = counter("gpu_admission_quota_reclaims_total");
+    var victimsBefore = counter("gpu_admission_quota_reclaim_victims_total");
     var pending = create(QuotaCluster.whole("quota-c", "c-0", 2));
     var refused = filter(pending);
     assertThat(refused.path("FailedAndUnresolvableNodes").path("whole-b").asText())
@@ -157,6 +160,8 @@ class QuotaPlacementTest {
 
     await().atMost(WITHIN).until(() -> pod("quota-b", "b-2").getMetadata().getDeletionTimestamp() != null
         && pod("quota-c", "c-0").getStatus() != null && "whole-b".equals(pod("quota-c", "c-0").getStatus().getNominatedNodeName()));
+    assertThat(counter("gpu_admission_quota_reclaims_total")).isEqualTo(reclaimsBefore + 1);
+    assertThat(counter("gpu_admission_quota_reclaim_victims_total")).isEqualTo(victimsBefore + 1);
     var message = "quota team-c took back its GPUs on node whole-b for pod quota-c/c-0 (under its min; quota team-b was borrowing them)";
     assertThat(disruptionTarget(pod("quota-b", "b-2")))
         .extracting(PodCondition::getStatus, PodCondition::getReason, PodCondition::getMessage)
@@ -635,6 +640,12 @@ class QuotaPlacementTest {
 
   private String metrics() {
     return io.restassured.RestAssured.given().relaxedHTTPSValidation().baseUri(base.toString()).get("/q/metrics").then().extract().asString();
+  }
+
+  /** A counter's value in /q/metrics (a line {@code name value}). */
+  private double counter(String name) {
+    return metrics().lines().filter(line -> line.startsWith(name + " ")).mapToDouble(line -> Double.parseDouble(line.substring(name.length() + 1)))
+        .findFirst().orElseThrow(() -> new AssertionError("no " + name + " in /q/metrics"));
   }
 
   private Pod pod(String namespace, String name) {
