@@ -140,6 +140,11 @@ final class FakeDeviceManager implements AutoCloseable {
     }
   }
 
+  /** Whether a registration was answered since kubelet.sock last started listening (by this kubelet, not the one before). */
+  boolean registeredSinceListening() {
+    return !registeredAt.isEmpty() && registeredAt.getLast() >= listeningSince;
+  }
+
   /** How long after kubelet.sock last started listening the last registration was answered. */
   java.time.Duration lastRegistrationAfterListening() {
     return java.time.Duration.ofNanos(registeredAt.getLast() - listeningSince);

@@ -157,6 +157,46 @@ class ChartTest {
     assertThat(RestrictedProfile.violations(pod.getSpec())).isEmpty();
   }
 
+  /**
+   * One replica (a one-node cluster): its successor starts beside it and takes over once Ready, so
+   * the webhook always has an endpoint and helm --wait waits for a Ready pod; no anti-affinity to
+   * keep the two apart and no budget that would block every drain of its node. Two or more: kept
+   * apart, replaced one at a time, a budget keeps one.
+   */
+  @Test
+  void oneReplicaStartsItsSuccessorBesideItAndHasNoBudgetToBlockADrain() throws Exception {
+    var one = Overlays.objects(Chart.template(List.of("replicas=1")));
+    var single = deployment(one, "gpu-admission").getSpec();
+    assertThat(single.getStrategy().getRollingUpdate()).extracting(r -> r.getMaxSurge().getIntVal(), r -> r.getMaxUnavailable().getIntVal())
+        .containsExactly(1, 0);
+    assertThat(single.getTemplate().getSpec().getAffinity()).isNull();
+    assertThat(one).extracting(HasMetadata::getKind).doesNotContain("PodDisruptionBudget");
+
+    var two = Overlays.objects(Chart.template(List.of()));
+    var pair = deployment(two, "gpu-admission").getSpec();
+    assertThat(pair.getStrategy().getRollingUpdate()).extracting(r -> r.getMaxSurge().getIntVal(), r -> r.getMaxUnavailable().getIntVal())
+        .containsExactly(0, 1);
+    assertThat(pair.getTemplate().getSpec().getAffinity().getPodAntiAffinity().getRequiredDuringSchedulingIgnoredDuringExecution()).hasSize(1);
+    assertThat(find(two, "PodDisruptionBudget", Chart.NAMESPACE, "gpu-admission")).isNotNull();
+  }
+
+  /**
+   * The rendering docs/install.md gives kubectl: no hook and no test (kubectl would run the
+   * uninstall hook at once, deleting the webhook configurations), the CRD of crds/ included.
+   */
+  @Test
+  void theRenderingForKubectlHasNoHookOrTestAndTheCrd() throws Exception {
+    var rendered = Chart.templateResult(List.of("namespace.create=true"), "--no-hooks", "--skip-tests", "--include-crds");
+    assertThat(rendered.exit()).as(rendered.error()).isZero();
+    assertThat(rendered.output()).doesNotContain("helm.sh/hook");
+    var objects = Overlays.objects(rendered.output());
+    assertThat(objects).extracting(HasMetadata::getKind).doesNotContain("Job").contains("CustomResourceDefinition", "Namespace",
+        "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration");
+    assertThat(objects).filteredOn(o -> o.getKind().equals("Pod")).isEmpty();
+    var install = java.nio.file.Files.readString(java.nio.file.Path.of("docs/install.md"));
+    assertThat(install).contains("helm template gpu-admission charts/gpu-admission --no-hooks --skip-tests\n--include-crds --set namespace.create=true | kubectl apply -f -");
+  }
+
   /** secret mode: cert-manager's Deployment and RBAC, without cert-manager, and the CA from values. */
   @Test
   void providedSecretServesTheCertificateWithTheValuesCaInTheWebhooks() throws Exception {
@@ -287,6 +327,8 @@ class ChartTest {
           kubectl -n gpu-admission delete secret gpu-admission-tls gpu-scheduler-client --ignore-not-found
           kubectl -n gpu-admission delete lease gpu-admission-placement --ignore-not-found
           kubectl delete namespace gpu-admission    # once nothing else lives there
+        The ElasticQuotaTree CRD stays (Helm never deletes a CRD). Where the chart installed it and nothing else uses it:
+          kubectl delete crd elasticquotatrees.scheduling.sigs.k8s.io    # deletes every quota tree with it
         """);
     assertThat(notes(List.of("certificates.mode=cert-manager", "scheduler.enabled=true", "namespace.create=true"))).doesNotContain("extenders:", "delete namespace")
         .contains("(Secrets gpu-admission-ca, gpu-admission-tls, gpu-scheduler-client;\nLeases gpu-admission-placement, gpu-scheduler):");
