@@ -112,8 +112,8 @@ public final class QuotaReclaimSweep implements AutoCloseable {
    * go to, and its quota admits it) is requeued, with {@link RequeueBackoff}: what made the room
    * (victims gone while kube-scheduler had given up on the pod, room reclaim held for it let go, a
    * pod of its team gone) may be nothing kube-scheduler sees as a reason to try it again before its
-   * 5-minute flush. Any other goes to reclaim with the nodes refused for want of GPUs, unless it is
-   * nominated already (kube-scheduler's preemption or a reclaim is making room for it there).
+   * 5-minute flush. Any other goes to reclaim with the nodes refused for want of GPUs, unless
+   * kube-scheduler's preemption nominated it (it is making room for it there).
    */
   void sweep() {
     var tree = gate.tree();
@@ -122,20 +122,22 @@ public final class QuotaReclaimSweep implements AutoCloseable {
     }
     var policy = policies.get();
     var nodes = List.copyOf(new java.util.TreeSet<>(ledger.nodes()));
-    var waiting = new HashSet<String>();
+    var fitting = new HashSet<String>();
     for (var pod : gpuPods.get()) {
       if (!unplaced(pod) || tree.get().leafOf(pod.getMetadata().getNamespace()).isEmpty()) {
         continue;
       }
       var meta = pod.getMetadata();
-      waiting.add(meta.getUid());
       var ask = GpuAsk.of(pod, policy);
       try {
         var eligibility = NodeEligibility.of(pod, policy);
         var filtered = decider.filter(ask, eligibility, nodes, facts, PodFacts.priority(pod), meta.getUid());
         if (!filtered.passed().isEmpty() && gate.refusal(meta.getNamespace(), meta.getUid(), ask).isEmpty()) {
+          fitting.add(meta.getUid());
           requeueIfDue(pod);
-        } else if (!nominated(pod)) {
+        } else if (!nominated(pod) || reclaimer.makingRoomFor(meta.getUid())) {
+          // A pod nominated by kube-scheduler's preemption is left to it; one nominated by reclaim
+          // is looked at again, so that its room stays held while its victims still terminate.
           // As filter would answer: the nodes refused for want of GPUs, among those the pod may go
           // to. A node the ledger finds room on now is one kube-scheduler refused for another reason
           // (CPU, ports, a count of its own): evicting pods on the GPUs would not place the pod there.
@@ -145,7 +147,7 @@ public final class QuotaReclaimSweep implements AutoCloseable {
         LOG.warnf(e, "reclaim for pod %s/%s could not be tried", meta.getNamespace(), meta.getName());
       }
     }
-    backoff.retain(waiting);
+    backoff.retain(fitting);
   }
 
   private void requeueIfDue(Pod pod) {

@@ -433,6 +433,31 @@ class QuotaPlacementTest {
         .allSatisfy(untouched -> assertThat(untouched.getMetadata().getDeletionTimestamp()).isNull());
   }
 
+  /**
+   * kube-scheduler never calls the extender's filter for the pod (every node full by its count): a
+   * victim stuck terminating long past the room's hold (two cool-downs) keeps it held all the same,
+   * the sweep looking at the pod reclaim nominated again, and nobody else is evicted.
+   */
+  @Test
+  void theRoomStaysHeldWhileTheVictimTerminatesLongerThanTheHoldWhenKubeSchedulerNeverAsksTheExtender() throws InterruptedException {
+    running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    var placed = List.of("whole-a:2", "whole-a:3", "whole-b:0", "whole-b:1", "whole-b:2", "whole-b:3");
+    for (var i = 1; i <= 6; i++) {
+      var at = placed.get(i - 1).split(":");
+      running(kept(QuotaCluster.whole("quota-b", "b-" + i, 1)), at[0], at[1], 100, "2026-11-22T10:0" + i + ":00Z");
+    }
+    // Only the quota nodes: the fixture cluster's other GPU nodes would take it.
+    var waiting = unschedulable(QuotaCluster.whole("quota-c", "c-0", 1));
+    waiting.getSpec().setNodeSelector(Map.of("aliyun.accelerator/nvidia_mem", "16384MiB"));
+    create(waiting);
+    await().atMost(WITHIN).until(() -> terminating("quota-b", "b-6") && "whole-b".equals(nominated("quota-c", "c-0")));
+
+    Thread.sleep(coolDown.multipliedBy(3).toMillis());
+    assertThat(inspected("team-c").path("used").path("nvidia.com/gpu").asText()).isEqualTo("1");
+    assertThat(java.util.stream.IntStream.rangeClosed(1, 5).filter(i -> terminating("quota-b", "b-" + i)).boxed().toList()).isEmpty();
+    assertThat(pod("quota-a", "a-0").getMetadata().getDeletionTimestamp()).isNull();
+  }
+
   /** Eight GPUs taken: team-a at its min, team-b one above its min of 4 (b-3, 1 GPU), team-c's c-low of the lowest priority. */
   private void borrowingByOne() {
     running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
