@@ -126,7 +126,16 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
 
   /** Whether the service holds room for this pending pod now ({@link #hold}). */
   public boolean holdsRoomFor(String uid) {
-    return held.containsKey(uid) && heldNow().stream().anyMatch(h -> h.getKey().uid().equals(uid));
+    var room = held.get(uid);
+    if (room == null) {
+      return false;
+    }
+    var facts = byUid.get(uid);
+    if (!stillHeld(facts, room, Instant.now())) {
+      release(uid);
+      return false;
+    }
+    return true;
   }
 
   /** The pending pods the service holds room for now; those bound, gone or past their time are let go. */
@@ -144,13 +153,18 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
     var out = new ArrayList<Map.Entry<PodFacts, String>>();
     held.forEach((uid, room) -> {
       var facts = byUid.get(uid);
-      if (facts == null || !facts.node().isEmpty() || facts.terminating() || !now.isBefore(room.until())) {
-        release(uid);
-      } else {
+      if (stillHeld(facts, room, now)) {
         out.add(Map.entry(facts, room.node()));
+      } else {
+        release(uid);
       }
     });
     return out;
+  }
+
+  /** A room is held until its pod is bound, gone or being deleted, or its time is up. */
+  private static boolean stillHeld(PodFacts facts, Held room, Instant now) {
+    return facts != null && facts.node().isEmpty() && !facts.terminating() && now.isBefore(room.until());
   }
 
   private synchronized void release(String uid) {

@@ -356,13 +356,7 @@ class QuotaPlacementTest {
    */
   @Test
   void podsKubeSchedulerFoundNoRoomForWithoutAskingTheExtenderGetBorrowedGpusBackOneVictimEach() {
-    running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
-    // team-b: six one-GPU pods, two above its min of 4; b-5 and b-6 the youngest.
-    var placed = List.of("whole-a:2", "whole-a:3", "whole-b:0", "whole-b:1", "whole-b:2", "whole-b:3");
-    for (var i = 1; i <= 6; i++) {
-      var at = placed.get(i - 1).split(":");
-      running(kept(QuotaCluster.whole("quota-b", "b-" + i, 1)), at[0], at[1], 100, "2026-11-22T10:0" + i + ":00Z");
-    }
+    borrowingTwoOneGpuPods();
 
     var c0 = create(unschedulable(QuotaCluster.whole("quota-c", "c-0", 1)));
     var c1 = create(unschedulable(QuotaCluster.whole("quota-c", "c-1", 1)));
@@ -440,12 +434,7 @@ class QuotaPlacementTest {
    */
   @Test
   void theRoomStaysHeldWhileTheVictimTerminatesLongerThanTheHoldWhenKubeSchedulerNeverAsksTheExtender() throws InterruptedException {
-    running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
-    var placed = List.of("whole-a:2", "whole-a:3", "whole-b:0", "whole-b:1", "whole-b:2", "whole-b:3");
-    for (var i = 1; i <= 6; i++) {
-      var at = placed.get(i - 1).split(":");
-      running(kept(QuotaCluster.whole("quota-b", "b-" + i, 1)), at[0], at[1], 100, "2026-11-22T10:0" + i + ":00Z");
-    }
+    borrowingTwoOneGpuPods();
     // Only the quota nodes: the fixture cluster's other GPU nodes would take it.
     var waiting = unschedulable(QuotaCluster.whole("quota-c", "c-0", 1));
     waiting.getSpec().setNodeSelector(Map.of("aliyun.accelerator/nvidia_mem", "16384MiB"));
@@ -456,6 +445,16 @@ class QuotaPlacementTest {
     assertThat(inspected("team-c").path("used").path("nvidia.com/gpu").asText()).isEqualTo("1");
     assertThat(java.util.stream.IntStream.rangeClosed(1, 5).filter(i -> terminating("quota-b", "b-" + i)).boxed().toList()).isEmpty();
     assertThat(pod("quota-a", "a-0").getMetadata().getDeletionTimestamp()).isNull();
+  }
+
+  /** Eight GPUs taken: team-a at its min; team-b six one-GPU pods, two above its min of 4, b-5 and b-6 the youngest. */
+  private void borrowingTwoOneGpuPods() {
+    running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    var placed = List.of("whole-a:2", "whole-a:3", "whole-b:0", "whole-b:1", "whole-b:2", "whole-b:3");
+    for (var i = 1; i <= 6; i++) {
+      var at = placed.get(i - 1).split(":");
+      running(kept(QuotaCluster.whole("quota-b", "b-" + i, 1)), at[0], at[1], 100, "2026-11-22T10:0" + i + ":00Z");
+    }
   }
 
   /** Eight GPUs taken: team-a at its min, team-b one above its min of 4 (b-3, 1 GPU), team-c's c-low of the lowest priority. */
