@@ -158,22 +158,23 @@ class ChartTest {
   }
 
   /**
-   * One replica (a one-node cluster): its successor starts beside it and takes over once Ready, so
-   * the webhook always has an endpoint and helm --wait waits for a Ready pod; no anti-affinity to
-   * keep the two apart and no budget that would block every drain of its node. Two or more: kept
-   * apart, replaced one at a time, a budget keeps one.
+   * One replica (a one-node cluster): stopped, then started again (Recreate), so that helm --wait
+   * waits for a Ready pod and going down from two replicas does not leave the successor Pending
+   * beside the old replicas' anti-affinity; no anti-affinity and no budget that would block every
+   * drain of its node. Two or more: kept apart, replaced one at a time, a budget keeps one.
    */
   @Test
-  void oneReplicaStartsItsSuccessorBesideItAndHasNoBudgetToBlockADrain() throws Exception {
+  void oneReplicaIsRecreatedAndHasNoBudgetToBlockADrain() throws Exception {
     var one = Overlays.objects(Chart.template(List.of("replicas=1")));
     var single = deployment(one, "gpu-admission").getSpec();
-    assertThat(single.getStrategy().getRollingUpdate()).extracting(r -> r.getMaxSurge().getIntVal(), r -> r.getMaxUnavailable().getIntVal())
-        .containsExactly(1, 0);
+    assertThat(single.getStrategy().getType()).isEqualTo("Recreate");
+    assertThat(single.getStrategy().getRollingUpdate()).isNull();
     assertThat(single.getTemplate().getSpec().getAffinity()).isNull();
     assertThat(one).extracting(HasMetadata::getKind).doesNotContain("PodDisruptionBudget");
 
     var two = Overlays.objects(Chart.template(List.of()));
     var pair = deployment(two, "gpu-admission").getSpec();
+    assertThat(pair.getStrategy().getType()).isEqualTo("RollingUpdate");
     assertThat(pair.getStrategy().getRollingUpdate()).extracting(r -> r.getMaxSurge().getIntVal(), r -> r.getMaxUnavailable().getIntVal())
         .containsExactly(0, 1);
     assertThat(pair.getTemplate().getSpec().getAffinity().getPodAntiAffinity().getRequiredDuringSchedulingIgnoredDuringExecution()).hasSize(1);
