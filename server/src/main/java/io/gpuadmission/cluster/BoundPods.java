@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.gpuadmission.contract.GpuAnnotations;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
+import io.gpuadmission.placement.HeldRoom;
 import io.gpuadmission.placement.MemberPlan;
 import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.policy.GpuPolicy;
@@ -58,7 +59,8 @@ public final class BoundPods {
    * selection, tolerations, host network and ports). For preemption, every GPU pod keeps its
    * labels, priority, start, deletion time, nomination and a DisruptionTarget condition. A pending
    * pod keeps its node selection and tolerations and kube-scheduler's PodScheduled condition too:
-   * quota reclaim looks for the pods kube-scheduler could not place, and where they may go. Memory
+   * quota reclaim looks for the pods kube-scheduler could not place, and where they may go; and the
+   * room reclaim holds for it ({@link HeldRoom}'s condition). Memory
    * shares, the many small pods, stay lean otherwise. Built with plain
    * setters, not the model's builders (which deep-copy): fabric8 runs the store on its HTTP event
    * loop, and the initial list of a large cluster passes every pod through here.
@@ -141,7 +143,8 @@ public final class BoundPods {
         // kube-scheduler; the rest need no conditions.
         status.setConditions(
             pod.getStatus().getConditions().stream()
-                .filter(c -> c != null && (DISRUPTION_TARGET.equals(c.getType()) || (pending && POD_SCHEDULED.equals(c.getType()))))
+                .filter(c -> c != null && (DISRUPTION_TARGET.equals(c.getType())
+                    || (pending && (POD_SCHEDULED.equals(c.getType()) || HeldRoom.CONDITION.equals(c.getType())))))
                 .toList());
       }
     }

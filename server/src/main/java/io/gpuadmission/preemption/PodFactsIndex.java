@@ -3,6 +3,7 @@ package io.gpuadmission.preemption;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.HeldRoom;
 import io.gpuadmission.placement.Nominations;
 import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.policy.GpuPolicy;
@@ -30,11 +31,8 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
   private final Map<String, Set<String>> byGang = new ConcurrentHashMap<>();
   /** Pending pods nominated to each node: filter holds their GPUs there for pods of no higher priority. */
   private final Map<String, Map<String, PodFacts>> nominated = new ConcurrentHashMap<>();
-  /** Room the service freed for a pending pod ({@link #hold}): its node and until when, by UID. */
-  private final Map<String, Held> held = new ConcurrentHashMap<>();
-
-  /** A pending pod's room on {@code node}, held for it until {@code until}. */
-  private record Held(String node, Instant until) {}
+  /** Room the service freed for a pending pod ({@link #hold}, or its pod's condition): by UID. */
+  private final Map<String, HeldRoom> held = new ConcurrentHashMap<>();
 
   private final GpuLedger ledger;
   private volatile long generation;
@@ -45,7 +43,11 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
     this.ledger = ledger;
   }
 
-  /** A GPU pod as it is now; a finished one is forgotten, as the ledger frees its GPUs. */
+  /**
+   * A GPU pod as it is now; a finished one is forgotten, as the ledger frees its GPUs. A pending
+   * pod whose condition holds room for it ({@link HeldRoom}, written by whichever replica led when
+   * it was freed) is held for here too.
+   */
   public void current(Pod pod) {
     if (pod.getMetadata() == null || pod.getMetadata().getUid() == null) {
       return;
@@ -54,7 +56,18 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
       gone(pod);
       return;
     }
-    put(PodFacts.of(pod, policies.get()));
+    var facts = PodFacts.of(pod, policies.get());
+    put(facts);
+    HeldRoom.of(pod).filter(room -> stillHeld(facts, room, Instant.now())).ifPresent(room -> adopt(facts.uid(), room));
+  }
+
+  /** Holds {@code room}, written on the pod, unless this replica holds it longer already. */
+  private synchronized void adopt(String uid, HeldRoom room) {
+    var mine = held.get(uid);
+    if (mine == null || mine.until().isBefore(room.until())) {
+      held.put(uid, room);
+      generation++;
+    }
   }
 
   public void gone(Pod pod) {
@@ -113,14 +126,14 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
   }
 
   /**
-   * Holds room on {@code node} for a pending pod until {@code until} or until it is bound or gone:
-   * its GPUs there ({@link #heldOn}) and its ask in its team's quota ({@link #held()}), as a
+   * Holds {@code room} for a pending pod until its time is up or it is bound or gone: its GPUs on
+   * the room's node ({@link #heldOn}) and its ask in its team's quota ({@link #held()}), as a
    * nomination holds them, whatever kube-scheduler then does with the pod's nomination (it clears
    * one when a retry's preemption finds no victim, while the victims reclaim chose still terminate).
-   * Holding again moves {@code until}.
+   * Holding again moves the time. The other replicas hold it once the pod's condition shows it.
    */
-  public synchronized void hold(String uid, String node, Instant until) {
-    held.put(uid, new Held(node, until));
+  public synchronized void hold(String uid, HeldRoom room) {
+    held.put(uid, room);
     generation++;
   }
 
@@ -163,8 +176,8 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
   }
 
   /** A room is held until its pod is bound, gone or being deleted, or its time is up. */
-  private static boolean stillHeld(PodFacts facts, Held room, Instant now) {
-    return facts != null && facts.node().isEmpty() && !facts.terminating() && now.isBefore(room.until());
+  private static boolean stillHeld(PodFacts facts, HeldRoom room, Instant now) {
+    return facts != null && facts.node().isEmpty() && !facts.terminating() && room.heldAt(now);
   }
 
   private synchronized void release(String uid) {

@@ -6,21 +6,21 @@ import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodStatus;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.gpuadmission.cluster.ClusterEvents;
+import io.gpuadmission.placement.HeldRoom;
 import io.gpuadmission.preemption.PodFacts;
 import java.time.Clock;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Map;
+import java.util.List;
 import org.jboss.logging.Logger;
 
 /**
  * What reclaim does to the cluster, with the rights preemption already has: a victim gets the
  * {@code DisruptionTarget} condition kube-scheduler's preemption writes and is deleted, with an
- * Event naming the quota that took its GPUs back; the pending pod is nominated to the node.
+ * Event naming the quota that took its GPUs back; the pending pod is nominated to the node, and the
+ * room held for it is written on it.
  */
 final class QuotaEvictions {
   private static final Logger LOG = Logger.getLogger(QuotaEvictions.class);
@@ -63,12 +63,7 @@ final class QuotaEvictions {
         if (current.getStatus() == null) {
           current.setStatus(new PodStatus());
         }
-        var conditions = new ArrayList<PodCondition>();
-        if (current.getStatus().getConditions() != null) {
-          current.getStatus().getConditions().stream().filter(c -> !PodFacts.DISRUPTION_TARGET.equals(c.getType())).forEach(conditions::add);
-        }
-        conditions.add(condition);
-        current.getStatus().setConditions(conditions);
+        current.getStatus().setConditions(replaced(current.getStatus().getConditions(), condition));
         return current;
       });
       pod.delete();
@@ -84,13 +79,49 @@ final class QuotaEvictions {
     return true;
   }
 
-  void nominate(String namespace, String name, String node) {
-    var status = client.getKubernetesSerialization().asJson(Map.of("status", Map.of("nominatedNodeName", node)));
+  /**
+   * Nominates the pending pod to the room's node, as preemption nominates its preemptor, and
+   * writes the room held for it on the pod ({@link HeldRoom}), for the other replicas and the next
+   * leader.
+   */
+  void nominate(String namespace, String name, String uid, HeldRoom room) {
+    writeStatus(namespace, name, uid, room, true);
+  }
+
+  /** Holds the room for the pending pod longer, on the pod ({@link HeldRoom}). */
+  void holdRoom(String namespace, String name, String uid, HeldRoom room) {
+    writeStatus(namespace, name, uid, room, false);
+  }
+
+  private void writeStatus(String namespace, String name, String uid, HeldRoom room, boolean nominate) {
+    var condition = room.condition(clock.instant());
     try {
-      client.pods().inNamespace(namespace).withName(name).subresource("status").patch(PatchContext.of(PatchType.JSON_MERGE), status);
-    } catch (KubernetesClientException e) {
-      LOG.infof("could not nominate %s/%s to %s after reclaim (%s)", namespace, name, node, e.getMessage());
+      client.pods().inNamespace(namespace).withName(name).editStatus(current -> {
+        if (!uid.equals(current.getMetadata().getUid())) {
+          throw new IllegalStateException("recreated");
+        }
+        if (current.getStatus() == null) {
+          current.setStatus(new PodStatus());
+        }
+        if (nominate) {
+          current.getStatus().setNominatedNodeName(room.node());
+        }
+        current.getStatus().setConditions(replaced(current.getStatus().getConditions(), condition));
+        return current;
+      });
+    } catch (KubernetesClientException | IllegalStateException e) {
+      LOG.infof("could not hold room on node %s for %s/%s after reclaim (%s)", room.node(), namespace, name, e.getMessage());
     }
+  }
+
+  /** {@code conditions} with {@code condition} in place of any of its type. */
+  private static List<PodCondition> replaced(List<PodCondition> conditions, PodCondition condition) {
+    var out = new ArrayList<PodCondition>();
+    if (conditions != null) {
+      conditions.stream().filter(c -> c != null && !condition.getType().equals(c.getType())).forEach(out::add);
+    }
+    out.add(condition);
+    return out;
   }
 
   void publish(String namespace, String name, String uid, String type, String reason, String message) {

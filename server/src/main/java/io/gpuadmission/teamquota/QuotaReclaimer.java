@@ -4,6 +4,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.placement.GpuAsk;
 import io.gpuadmission.placement.GpuClaim;
 import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.HeldRoom;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.placement.PlacementDecider;
 import io.gpuadmission.preemption.DisruptionBudgets;
@@ -274,7 +275,9 @@ public final class QuotaReclaimer implements AutoCloseable {
     }
     LOG.debugf("no reclaim for %s/%s (%s): pods terminating already make room on node %s; it waits for them",
         meta.getNamespace(), meta.getName(), ask, node);
-    facts.hold(meta.getUid(), node, clock.instant().plus(holdFor()));
+    var room = new HeldRoom(node, clock.instant().plus(holdFor()));
+    facts.hold(meta.getUid(), room);
+    evictions.holdRoom(meta.getNamespace(), meta.getName(), meta.getUid(), room);
     return true;
   }
 
@@ -360,11 +363,13 @@ public final class QuotaReclaimer implements AutoCloseable {
       }
     }
     counts.reclaimed(names.size());
-    evictions.nominate(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), plan.node());
-    made.put(pod.getMetadata().getUid(), new Made(plan.victims().stream().map(v -> v.pod().uid()).toList(), plan.node(), clock.instant()));
     // The room freed is the pod's until it is bound: its GPUs there and its ask in its team's usage,
-    // even once kube-scheduler clears the nomination (a retry while the victims still terminate).
-    facts.hold(pod.getMetadata().getUid(), plan.node(), clock.instant().plus(holdFor()));
+    // even once kube-scheduler clears the nomination (a retry while the victims still terminate),
+    // and on every replica and the next leader (written on the pod).
+    var room = new HeldRoom(plan.node(), clock.instant().plus(holdFor()));
+    evictions.nominate(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), room);
+    made.put(pod.getMetadata().getUid(), new Made(plan.victims().stream().map(v -> v.pod().uid()).toList(), plan.node(), clock.instant()));
+    facts.hold(pod.getMetadata().getUid(), room);
     var quota = plan.victims().get(0).reclaimingQuota();
     evictions.publish(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), "Normal", "QuotaReclaiming",
         "quota " + quota + " is under its min: evicted " + String.join(", ", names) + " (borrowing) to free GPUs on node " + plan.node()

@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Pod;
 import io.gpuadmission.admission.KubernetesJson;
+import io.gpuadmission.placement.HeldRoom;
 import io.gpuadmission.placement.PodClaims;
 import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.support.Fixtures;
+import java.time.Instant;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -28,9 +30,9 @@ class BoundPodsTest {
   }
 
   /**
-   * A pending share pod keeps kube-scheduler's PodScheduled condition and its node selection (quota
-   * reclaim looks for the pods kube-scheduler could not place, and where they may go); once bound
-   * it keeps neither.
+   * A pending share pod keeps kube-scheduler's PodScheduled condition, the room reclaim holds for
+   * it and its node selection (quota reclaim looks for the pods kube-scheduler could not place, and
+   * where they may go); once bound it keeps none of them.
    */
   @Test
   void aPendingPodKeepsItsPodScheduledConditionAndNodeSelectionABoundOneNeither() {
@@ -39,14 +41,17 @@ class BoundPodsTest {
     pod.getSpec().setTolerations(java.util.List.of(new io.fabric8.kubernetes.api.model.TolerationBuilder().withKey("gpu").withOperator("Exists").build()));
     pod.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Pending")
         .addNewCondition().withType("PodScheduled").withStatus("False").withReason("Unschedulable").withMessage("0/3 nodes are available").endCondition()
-        .addNewCondition().withType("Ready").withStatus("False").endCondition().build());
+        .addNewCondition().withType("Ready").withStatus("False").endCondition()
+        .addNewCondition().withType("gpu-admission.io/ReclaimedRoom").withStatus("True").withReason("QuotaReclaim")
+        .withMessage("quota reclaim holds the GPUs it freed on node share-q for this pod until 2026-12-02T17:00:00Z").endCondition().build());
 
     var pending = BoundPods.strip(pod, PolicyParser.builtInDefault());
     pod.getSpec().setNodeName("share-q");
     var bound = BoundPods.strip(pod, PolicyParser.builtInDefault());
 
     assertThat(pending.getStatus().getConditions()).extracting(c -> c.getType() + " " + c.getStatus() + " " + c.getReason())
-        .containsExactly("PodScheduled False Unschedulable");
+        .containsExactly("PodScheduled False Unschedulable", "gpu-admission.io/ReclaimedRoom True QuotaReclaim");
+    assertThat(HeldRoom.of(pending)).contains(new HeldRoom("share-q", Instant.parse("2026-12-02T17:00:00Z")));
     assertThat(pending.getSpec().getNodeSelector()).isEqualTo(Map.of("ack.node.gpu.schedule", "cgpu"));
     assertThat(pending.getSpec().getTolerations()).extracting(t -> t.getKey()).containsExactly("gpu");
     assertThat(bound.getStatus().getConditions()).isNullOrEmpty();

@@ -15,6 +15,7 @@ import io.gpuadmission.admission.KubernetesJson;
 import io.gpuadmission.cluster.ClusterFixtures;
 import io.gpuadmission.cluster.QuotaTreeStore;
 import io.gpuadmission.placement.GpuLedger;
+import io.gpuadmission.placement.HeldRoom;
 import io.gpuadmission.placement.LeaderGate;
 import io.gpuadmission.policy.PolicyParser;
 import io.gpuadmission.policy.PolicyStore;
@@ -191,8 +192,13 @@ class QuotaPlacementTest {
     running(kept(QuotaCluster.whole("quota-b", "b-2", 2)), "whole-b", "0,1", 100, "2026-11-22T10:05:00Z");
     running(kept(QuotaCluster.whole("quota-b", "b-3", 2)), "whole-b", "2,3", 500, "2026-11-22T10:02:00Z");
     var pending = create(QuotaCluster.whole("quota-c", "c-0", 2));
+    var before = java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
     filter(pending);
     await().atMost(WITHIN).until(() -> terminating("quota-b", "b-2") && "whole-b".equals(nominated("quota-c", "c-0")));
+    // Written on the pod, for the other replicas and the next leader: two cool-downs from the reclaim.
+    var room = HeldRoom.of(pod("quota-c", "c-0")).orElseThrow();
+    assertThat(room.node()).isEqualTo("whole-b");
+    assertThat(room.until()).isBetween(before.plus(coolDown.multipliedBy(2)), java.time.Instant.now().plus(coolDown.multipliedBy(2)));
 
     client.pods().inNamespace("quota-c").withName("c-0").subresource("status")
         .patch(io.fabric8.kubernetes.client.dsl.base.PatchContext.of(io.fabric8.kubernetes.client.dsl.base.PatchType.JSON_MERGE),
@@ -207,6 +213,33 @@ class QuotaPlacementTest {
     assertThat(refused.path("FailedAndUnresolvableNodes").path("whole-b").asText()).isEqualTo("quota root: nvidia.com/gpu used 8 + asked 2 > max 8");
     assertThat(inspected("team-c").path("used").path("nvidia.com/gpu").asText()).isEqualTo("2");
     assertThat(filter(pod("quota-c", "c-0")).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
+  }
+
+  /**
+   * The replica that reclaimed the room is gone (a failover while the victim terminated): this
+   * one, which evicted nobody, holds the room from the pod's condition alone, so that the
+   * borrower's replacement pod is refused by the quota the waiting pod counts in, nobody more is
+   * evicted, and the waiting pod passes there.
+   */
+  @Test
+  void theRoomAnotherLeaderReclaimedIsHeldFromThePodAlone() {
+    running(kept(QuotaCluster.whole("quota-a", "a-0", 2)), "whole-a", "0,1", 0, "2026-11-22T10:00:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-1", 2)), "whole-a", "2,3", 100, "2026-11-22T10:01:00Z");
+    running(kept(QuotaCluster.whole("quota-b", "b-3", 2)), "whole-b", "2,3", 500, "2026-11-22T10:02:00Z");
+    var waiting = QuotaCluster.whole("quota-c", "c-0", 2);
+    var room = new HeldRoom("whole-b", java.time.Instant.now().plus(Duration.ofMinutes(2)));
+    waiting.setStatus(new io.fabric8.kubernetes.api.model.PodStatusBuilder().withPhase("Pending")
+        .withConditions(room.condition(java.time.Instant.now())).build());
+    create(waiting);
+    await().atMost(WITHIN).until(() -> "2".equals(inspected("team-c").path("used").path("nvidia.com/gpu").asText()));
+
+    var replacement = create(QuotaCluster.whole("quota-b", "b-4", 2));
+    var refused = filter(replacement);
+    assertThat(refused.path("NodeNames").toString()).isEqualTo("[]");
+    assertThat(refused.path("FailedAndUnresolvableNodes").path("whole-b").asText()).isEqualTo("quota root: nvidia.com/gpu used 8 + asked 2 > max 8");
+    assertThat(filter(pod("quota-c", "c-0")).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
+    assertThat(List.of(pod("quota-a", "a-0"), pod("quota-b", "b-1"), pod("quota-b", "b-3")))
+        .allSatisfy(untouched -> assertThat(untouched.getMetadata().getDeletionTimestamp()).isNull());
   }
 
   /**

@@ -166,6 +166,22 @@ class RealClusterIT {
       throw new AssertionError("no check " + name + " in " + health);
     }
 
+    /** Whether the server leads placement (its wellness check {@code placement}). */
+    boolean leading() {
+      try {
+        var health = KubernetesJson.mapper().readTree(
+            io.gpuadmission.support.SchedulerCaller.given().baseUri("https://127.0.0.1:" + port).get("/q/health/well").asString());
+        for (var check : health.path("checks")) {
+          if (check.path("name").asText().equals("placement")) {
+            return check.path("data").path("leading").asBoolean();
+          }
+        }
+        return false;
+      } catch (Exception notYet) {
+        return false;
+      }
+    }
+
     JsonNode inspect() throws Exception {
       return KubernetesJson.mapper().readTree(io.gpuadmission.support.SchedulerCaller.given().baseUri("https://127.0.0.1:" + port)
           .get("/extender/inspect").then().statusCode(200).extract().asString());
