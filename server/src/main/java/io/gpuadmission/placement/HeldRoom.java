@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
  * held for it until {@code until}. Written on the pod as the condition {@link #CONDITION}, so that
  * every replica holds it and a new placement leader still does after a failover: a status change,
  * which kube-scheduler takes as no reason to try the pod again (an annotation would requeue it).
- * {@code kubectl describe pod} shows it with the node and the time.
+ * Its message names the node and the time; its {@code lastTransitionTime} is when it was written.
  */
 public record HeldRoom(String node, Instant until) {
   /** The pod condition type; status True while written by the service. */
@@ -27,15 +27,38 @@ public record HeldRoom(String node, Instant until) {
 
   /** The room the pod's condition holds; empty when it has none or it is not the service's writing. */
   public static Optional<HeldRoom> of(Pod pod) {
+    return condition(pod).flatMap(HeldRoom::parse);
+  }
+
+  /**
+   * The room the pod's condition holds as a replica sees it at {@code now}: for as long from now as
+   * it was written for (its time less its writing time), never longer than its own time, so a
+   * writer whose clock runs ahead holds it no longer on this replica.
+   */
+  public static Optional<HeldRoom> asSeen(Pod pod, Instant now) {
+    return condition(pod).flatMap(condition -> parse(condition).map(room -> {
+      var written = written(condition);
+      if (written.isEmpty() || !written.get().isBefore(room.until())) {
+        return room;
+      }
+      var seen = now.plus(java.time.Duration.between(written.get(), room.until()));
+      return seen.isBefore(room.until()) ? new HeldRoom(room.node(), seen) : room;
+    }));
+  }
+
+  private static Optional<PodCondition> condition(Pod pod) {
     if (pod.getStatus() == null || pod.getStatus().getConditions() == null) {
       return Optional.empty();
     }
-    for (var condition : pod.getStatus().getConditions()) {
-      if (condition != null && CONDITION.equals(condition.getType())) {
-        return parse(condition);
-      }
+    return pod.getStatus().getConditions().stream().filter(c -> c != null && CONDITION.equals(c.getType())).findFirst();
+  }
+
+  private static Optional<Instant> written(PodCondition condition) {
+    try {
+      return Optional.ofNullable(condition.getLastTransitionTime()).map(Instant::parse);
+    } catch (DateTimeParseException unreadable) {
+      return Optional.empty();
     }
-    return Optional.empty();
   }
 
   private static Optional<HeldRoom> parse(PodCondition condition) {

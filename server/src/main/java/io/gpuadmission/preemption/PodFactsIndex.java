@@ -58,7 +58,8 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
     }
     var facts = PodFacts.of(pod, policies.get());
     put(facts);
-    HeldRoom.of(pod).filter(room -> stillHeld(facts, room, Instant.now())).ifPresent(room -> adopt(facts.uid(), room));
+    var now = Instant.now();
+    HeldRoom.asSeen(pod, now).filter(room -> stillHeld(facts, room, now)).ifPresent(room -> adopt(facts.uid(), room));
   }
 
   /** Holds {@code room}, written on the pod, unless this replica holds it longer already. */
@@ -98,7 +99,8 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
       nominated.computeIfAbsent(facts.nominated(), k -> new ConcurrentHashMap<>()).put(facts.uid(), facts);
     }
     // Stored before the ledger is asked: a claim made meanwhile moves the ledger's generation instead.
-    if (!Objects.equals(QuotaView.of(old), QuotaView.of(facts)) && (readByQuota(old) || readByQuota(facts))) {
+    // A pod held for counts in its team's usage while it waits: any change of it may end that.
+    if (!Objects.equals(QuotaView.of(old), QuotaView.of(facts)) && (readByQuota(old) || readByQuota(facts) || held.containsKey(facts.uid()))) {
       generation++;
     }
   }
@@ -144,11 +146,7 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
       return false;
     }
     var facts = byUid.get(uid);
-    if (!stillHeld(facts, room, Instant.now())) {
-      release(uid);
-      return false;
-    }
-    return true;
+    return stillHeld(facts, room, Instant.now()) || recheck(uid).isPresent();
   }
 
   /** The pending pods the service holds room for now; those bound, gone or past their time are let go. */
@@ -169,7 +167,7 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
       if (stillHeld(facts, room, now)) {
         out.add(Map.entry(facts, room.node()));
       } else {
-        release(uid);
+        recheck(uid).ifPresent(out::add);
       }
     });
     return out;
@@ -180,10 +178,20 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
     return facts != null && facts.node().isEmpty() && !facts.terminating() && room.heldAt(now);
   }
 
-  private synchronized void release(String uid) {
+  /**
+   * A room seen lapsed without the lock, looked at again under it: still held (seen between
+   * {@link #put}'s drop and store, or held again meanwhile), its pod and node; else let go.
+   */
+  private synchronized Optional<Map.Entry<PodFacts, String>> recheck(String uid) {
+    var room = held.get(uid);
+    var facts = byUid.get(uid);
+    if (room != null && stillHeld(facts, room, Instant.now())) {
+      return Optional.of(Map.entry(facts, room.node()));
+    }
     if (held.remove(uid) != null) {
       generation++;
     }
+    return Optional.empty();
   }
 
   /**
@@ -232,13 +240,17 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
     return byUid.values().stream().filter(f -> !f.node().isEmpty() && f.ask().kind() != GpuAsk.Kind.NONE).toList();
   }
 
+  /** Moves when what team quotas read changes, a held room's time running out included. */
   @Override
   public long generation() {
+    if (!held.isEmpty()) {
+      heldNow();
+    }
     return generation;
   }
 
   private synchronized void remove(String uid) {
-    if (readByQuota(drop(uid))) {
+    if (readByQuota(drop(uid)) | held.remove(uid) != null) {
       generation++;
     }
   }

@@ -25,6 +25,7 @@ import org.jboss.logging.Logger;
 final class QuotaEvictions {
   private static final Logger LOG = Logger.getLogger(QuotaEvictions.class);
   static final String REASON = "QuotaReclaimed";
+  private static final int CONFLICT_ATTEMPTS = 3;
 
   private final KubernetesClient client;
   private final Clock clock;
@@ -56,7 +57,7 @@ final class QuotaEvictions {
             .build();
     var pod = client.pods().inNamespace(victim.namespace()).withName(victim.name());
     try {
-      pod.editStatus(current -> {
+      onConflictAgain(() -> pod.editStatus(current -> {
         if (!victim.uid().equals(current.getMetadata().getUid())) {
           throw new IllegalStateException("recreated");
         }
@@ -65,7 +66,7 @@ final class QuotaEvictions {
         }
         current.getStatus().setConditions(replaced(current.getStatus().getConditions(), condition));
         return current;
-      });
+      }));
       pod.delete();
     } catch (KubernetesClientException e) {
       if (e.getCode() != 404) {
@@ -96,9 +97,13 @@ final class QuotaEvictions {
   private void writeStatus(String namespace, String name, String uid, HeldRoom room, boolean nominate) {
     var condition = room.condition(clock.instant());
     try {
-      client.pods().inNamespace(namespace).withName(name).editStatus(current -> {
+      onConflictAgain(() -> client.pods().inNamespace(namespace).withName(name).editStatus(current -> {
         if (!uid.equals(current.getMetadata().getUid())) {
-          throw new IllegalStateException("recreated");
+          throw new IllegalStateException("recreated under its name");
+        }
+        if (current.getMetadata().getDeletionTimestamp() != null || (current.getSpec() != null && current.getSpec().getNodeName() != null
+            && !current.getSpec().getNodeName().isEmpty())) {
+          throw new IllegalStateException("bound or being deleted"); // nothing to hold any more
         }
         if (current.getStatus() == null) {
           current.setStatus(new PodStatus());
@@ -108,9 +113,31 @@ final class QuotaEvictions {
         }
         current.getStatus().setConditions(replaced(current.getStatus().getConditions(), condition));
         return current;
-      });
-    } catch (KubernetesClientException | IllegalStateException e) {
-      LOG.infof("could not hold room on node %s for %s/%s after reclaim (%s)", room.node(), namespace, name, e.getMessage());
+      }));
+    } catch (IllegalStateException gone) {
+      LOG.debugf("no room held on node %s for %s/%s: %s", room.node(), namespace, name, gone.getMessage());
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 404) {
+        LOG.warnf("could not write the room held on node %s for %s/%s after reclaim (%s): only this replica holds it", room.node(), namespace,
+            name, e.getMessage());
+      }
+    }
+  }
+
+  /**
+   * Runs {@code edit} again when the pod changed between its read and its patch (409: fabric8's
+   * edit sends the resourceVersion it read; kube-scheduler writes the same pod's status).
+   */
+  private static void onConflictAgain(Runnable edit) {
+    for (var attempt = 1; ; attempt++) {
+      try {
+        edit.run();
+        return;
+      } catch (KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt == CONFLICT_ATTEMPTS) {
+          throw e;
+        }
+      }
     }
   }
 

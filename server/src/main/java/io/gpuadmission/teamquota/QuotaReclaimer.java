@@ -366,10 +366,11 @@ public final class QuotaReclaimer implements AutoCloseable {
     // The room freed is the pod's until it is bound: its GPUs there and its ask in its team's usage,
     // even once kube-scheduler clears the nomination (a retry while the victims still terminate),
     // and on every replica and the next leader (written on the pod).
+    // Held here first: the victims left their team's usage as they were evicted.
     var room = new HeldRoom(plan.node(), clock.instant().plus(holdFor()));
-    evictions.nominate(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), room);
-    made.put(pod.getMetadata().getUid(), new Made(plan.victims().stream().map(v -> v.pod().uid()).toList(), plan.node(), clock.instant()));
     facts.hold(pod.getMetadata().getUid(), room);
+    made.put(pod.getMetadata().getUid(), new Made(plan.victims().stream().map(v -> v.pod().uid()).toList(), plan.node(), clock.instant()));
+    evictions.nominate(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), room);
     var quota = plan.victims().get(0).reclaimingQuota();
     evictions.publish(pod.getMetadata().getNamespace(), pod.getMetadata().getName(), pod.getMetadata().getUid(), "Normal", "QuotaReclaiming",
         "quota " + quota + " is under its min: evicted " + String.join(", ", names) + " (borrowing) to free GPUs on node " + plan.node()

@@ -238,8 +238,8 @@ class QuotaPlacementTest {
     assertThat(refused.path("NodeNames").toString()).isEqualTo("[]");
     assertThat(refused.path("FailedAndUnresolvableNodes").path("whole-b").asText()).isEqualTo("quota root: nvidia.com/gpu used 8 + asked 2 > max 8");
     assertThat(filter(pod("quota-c", "c-0")).path("NodeNames").toString()).isEqualTo("[\"whole-b\"]");
-    assertThat(List.of(pod("quota-a", "a-0"), pod("quota-b", "b-1"), pod("quota-b", "b-3")))
-        .allSatisfy(untouched -> assertThat(untouched.getMetadata().getDeletionTimestamp()).isNull());
+    await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> !terminating("quota-a", "a-0")
+        && !terminating("quota-b", "b-1") && !terminating("quota-b", "b-3"));
   }
 
   /**

@@ -25,11 +25,13 @@ class HeldRoomTest {
 
   private final PodFactsIndex otherReplica = new PodFactsIndex(PolicyParser::builtInDefault, new GpuLedger());
 
-  /** The fixture's pod, its room held until {@code until}. */
+  /** The fixture's pod, its room held until {@code until}, written a minute before that. */
   private static Pod heldUntil(Instant until) {
     var pod = KubernetesJson.mapper().convertValue(Fixtures.yamlTree(Fixtures.path("preemption/pod-held-room.yaml")), Pod.class);
     var condition = pod.getStatus().getConditions().get(1);
-    condition.setMessage(condition.getMessage().replace(WRITTEN_UNTIL, until.truncatedTo(ChronoUnit.SECONDS).toString()));
+    var at = until.truncatedTo(ChronoUnit.SECONDS);
+    condition.setMessage(condition.getMessage().replace(WRITTEN_UNTIL, at.toString()));
+    condition.setLastTransitionTime(at.minus(Duration.ofMinutes(1)).toString());
     return pod;
   }
 
@@ -77,17 +79,46 @@ class HeldRoomTest {
   }
 
   @Test
-  void theLaterOfTheReplicasOwnHoldAndThePodsHolds() {
+  void aReplicasOwnLongerHoldStaysAndAShorterOneGivesWayToThePods() {
     var pod = heldUntil(Instant.now().plus(Duration.ofMinutes(1)));
     var uid = pod.getMetadata().getUid();
+    otherReplica.hold(uid, new HeldRoom("whole-a", Instant.now().plus(Duration.ofMinutes(5))));
     otherReplica.current(pod);
-    otherReplica.hold(uid, new HeldRoom("whole-b", Instant.now().plus(Duration.ofMinutes(5))));
-    otherReplica.current(pod);
-    assertThat(otherReplica.holdsRoomFor(uid)).isTrue();
+    assertThat(otherReplica.heldOn("whole-a", 0, "another-pod")).containsExactly(GpuAsk.whole(2));
+    assertThat(otherReplica.heldOn("whole-b", 0, "another-pod")).isEmpty();
 
-    otherReplica.hold(uid, new HeldRoom("whole-b", Instant.now().minusSeconds(1)));
+    otherReplica.hold(uid, new HeldRoom("whole-a", Instant.now().minusSeconds(1)));
     assertThat(otherReplica.holdsRoomFor(uid)).isFalse();
     otherReplica.current(pod);
-    assertThat(otherReplica.held()).extracting(PodFacts::uid).isEqualTo(List.of(uid));
+    assertThat(otherReplica.heldOn("whole-b", 0, "another-pod")).containsExactly(GpuAsk.whole(2));
+  }
+
+  /** A writer whose clock runs ahead: the room is held here for as long as it was written for, from now. */
+  @Test
+  void aRoomWrittenByAClockAheadIsHeldForItsWrittenLengthFromNow() {
+    var now = Instant.parse("2026-12-02T16:00:00Z");
+    var pod = heldUntil(now.plus(Duration.ofMinutes(31)));  // written 30 minutes "from now", for a minute
+
+    assertThat(HeldRoom.asSeen(pod, now)).contains(new HeldRoom("whole-b", now.plus(Duration.ofMinutes(1))));
+    assertThat(HeldRoom.asSeen(pod, now.plus(Duration.ofMinutes(40)))).contains(new HeldRoom("whole-b", now.plus(Duration.ofMinutes(31))));
+  }
+
+  /** Team quotas cache their book by the index's generation: a room let go moves it, however it ends. */
+  @Test
+  void theGenerationMovesWhenAHeldRoomEndsByItsTimeOrItsPodGoing() throws InterruptedException {
+    var pod = heldUntil(Instant.now().plus(Duration.ofMinutes(1)));
+    otherReplica.current(pod);
+    var held = otherReplica.generation();
+    otherReplica.gone(pod);
+    assertThat(otherReplica.generation()).isGreaterThan(held);
+    assertThat(otherReplica.held()).isEmpty();
+
+    var lapsing = heldUntil(Instant.now().plus(Duration.ofSeconds(2)));
+    otherReplica.current(lapsing);
+    assertThat(otherReplica.held()).hasSize(1);
+    var beforeItsTime = otherReplica.generation();
+    Thread.sleep(2_100);
+    assertThat(otherReplica.generation()).isGreaterThan(beforeItsTime);
+    assertThat(otherReplica.held()).isEmpty();
   }
 }

@@ -196,6 +196,9 @@ class RealSchedulerQuotaIT {
         try (var next = PackagedApp.start(Path.of("").toAbsolutePath(), env)) {
           ready(next, https);
           await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(https::leading);
+          var heldUntil = HeldRoom.of(admin.pods().inNamespace("team-b").withName("b-6").get()).orElseThrow().until();
+          assertThat(heldUntil).as("too slow: the room's hold (two cool-downs from the reclaim) ran out before the new server led")
+              .isAfter(java.time.Instant.now().plusSeconds(5));
           for (var name : List.of("a-20", "a-21")) {
             admin.resource(gpuPod("team-a", name)).create();
           }
