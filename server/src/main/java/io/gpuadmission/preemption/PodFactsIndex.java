@@ -250,7 +250,9 @@ public final class PodFactsIndex implements Nominations, KnownGpuPods {
   }
 
   private synchronized void remove(String uid) {
-    if (readByQuota(drop(uid)) | held.remove(uid) != null) {
+    var counted = readByQuota(drop(uid));
+    var wasHeld = held.remove(uid) != null;
+    if (counted || wasHeld) {
       generation++;
     }
   }

@@ -364,9 +364,9 @@ public final class QuotaReclaimer implements AutoCloseable {
     }
     counts.reclaimed(names.size());
     // The room freed is the pod's until it is bound: its GPUs there and its ask in its team's usage,
-    // even once kube-scheduler clears the nomination (a retry while the victims still terminate),
-    // and on every replica and the next leader (written on the pod).
-    // Held here first: the victims left their team's usage as they were evicted.
+    // even once kube-scheduler clears the nomination (a retry while the victims still terminate).
+    // Held here first (the victims left their team's usage as they were evicted), then written on
+    // the pod for every replica and the next leader.
     var room = new HeldRoom(plan.node(), clock.instant().plus(holdFor()));
     facts.hold(pod.getMetadata().getUid(), room);
     made.put(pod.getMetadata().getUid(), new Made(plan.victims().stream().map(v -> v.pod().uid()).toList(), plan.node(), clock.instant()));
